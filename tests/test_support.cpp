@@ -1,0 +1,39 @@
+#include "test_support.h"
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sys/wait.h>
+
+namespace r1pi::test {
+
+std::string shared_data(const std::string& file) {
+  const char* env = std::getenv("R1PI_SHARED_DATA");
+  std::string dir = env && *env ? env : R1PI_DEFAULT_SHARED_DATA;
+  return file.empty() ? dir : dir + "/" + file;
+}
+
+std::string bin_dir() { return R1PI_BIN_DIR; }
+
+std::string scratch_dir(const std::string& name) {
+  std::filesystem::path dir = std::filesystem::path(R1PI_BIN_DIR) / "test-scratch" / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+CommandResult run_command(const std::string& command_line) {
+  CommandResult result;
+  FILE* pipe = popen((command_line + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  return result;
+}
+
+}  // namespace r1pi::test
