@@ -1,0 +1,188 @@
+#include "gguf/gguf_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "common/error.h"
+#include "gguf/gguf_byte_reader.h"
+#include "gguf/gguf_format.h"
+#include "gguf/gguf_metadata_reader.h"
+#include "gguf/gguf_tensor_reader.h"
+
+namespace r1pi {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& problem) {
+  throw Error(path + ": " + problem);
+}
+
+struct Mapping {
+  const uint8_t* data;
+  size_t size;
+};
+
+Mapping map_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    fail(path, std::string("cannot stat: ") + std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(path, "not a regular file");
+  }
+  if (st.st_size == 0) {
+    ::close(fd);
+    fail(path, "empty file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  void* data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int err = errno;
+  ::close(fd);  // the mapping keeps the file alive
+  if (data == MAP_FAILED) fail(path, std::string("cannot map: ") + std::strerror(err));
+  return {static_cast<const uint8_t*>(data), size};
+}
+
+struct Header {
+  uint32_t version;
+  uint64_t n_tensors;
+  uint64_t n_metadata;
+};
+
+Header read_header(GgufByteReader& reader) {
+  if (reader.remaining() < sizeof gguf_format::kMagic) {
+    reader.fail("too small to be a GGUF file (" + std::to_string(reader.remaining()) + " bytes)");
+  }
+  uint8_t magic[4];
+  for (uint8_t& byte : magic) byte = reader.read<uint8_t>();
+  if (std::memcmp(magic, gguf_format::kMagic, sizeof magic) != 0) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%02x %02x %02x %02x", magic[0], magic[1], magic[2], magic[3]);
+    reader.fail(std::string("not a GGUF file (starts with bytes ") + hex + ", expected 'GGUF')");
+  }
+  Header header;
+  header.version = reader.read<uint32_t>();
+  if (header.version == 1) {
+    reader.fail(
+        "GGUF version 1 is not supported (it predates 64-bit counts); re-convert the model "
+        "with a current llama.cpp");
+  }
+  if (header.version == __builtin_bswap32(2) || header.version == __builtin_bswap32(3)) {
+    reader.fail("big-endian GGUF files are not supported");
+  }
+  if (header.version != 2 && header.version != 3) {
+    reader.fail("unsupported GGUF version " + std::to_string(header.version) +
+                " (versions 2 and 3 are read)");
+  }
+  header.n_tensors = reader.read<uint64_t>();
+  header.n_metadata = reader.read<uint64_t>();
+  return header;
+}
+
+uint64_t alignment_from(const std::vector<std::pair<std::string, GgufValue>>& metadata,
+                        GgufByteReader& reader) {
+  for (const auto& [key, value] : metadata) {
+    if (key != gguf_format::kAlignmentKey) continue;
+    if (value.type != GgufValueType::UINT32) {
+      reader.fail(key + " has type " + std::string(gguf_value_type_name(value.type)) +
+                  ", must be UINT32");
+    }
+    if (!gguf_format::is_power_of_two(value.u)) {
+      reader.fail(key + " is " + std::to_string(value.u) + ", must be a power of two");
+    }
+    return value.u;
+  }
+  return gguf_format::kDefaultAlignment;
+}
+
+}  // namespace
+
+uint64_t GgufTensorInfo::rows() const {
+  uint64_t rows = 1;
+  for (size_t d = 1; d < ne.size(); ++d) rows *= ne[d];
+  return rows;
+}
+
+GgufFile GgufFile::open(const std::string& path) {
+  GgufFile file;
+  file.path_ = path;
+  Mapping mapping = map_file(path);
+  // From here on the destructor unmaps, whichever check throws.
+  file.map_ = mapping.data;
+  file.map_size_ = mapping.size;
+  file.file_size_ = mapping.size;
+
+  GgufByteReader reader(file.map_, file.map_size_, path);
+  Header header = read_header(reader);
+  file.version_ = header.version;
+  file.metadata_ = read_gguf_metadata(reader, header.n_metadata);
+  file.alignment_ = alignment_from(file.metadata_, reader);
+  file.tensors_ = read_gguf_tensor_infos(reader, header.n_tensors, file.alignment_);
+  file.data_offset_ = gguf_format::align_up(reader.position(), file.alignment_);
+  check_gguf_tensor_layout(file.tensors_, file.data_offset_, file.file_size_, reader);
+  return file;
+}
+
+GgufFile::GgufFile(GgufFile&& other) noexcept { *this = std::move(other); }
+
+GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
+  if (this == &other) return *this;
+  release();
+  path_ = std::move(other.path_);
+  version_ = other.version_;
+  file_size_ = other.file_size_;
+  alignment_ = other.alignment_;
+  data_offset_ = other.data_offset_;
+  metadata_ = std::move(other.metadata_);
+  tensors_ = std::move(other.tensors_);
+  map_ = other.map_;
+  map_size_ = other.map_size_;
+  other.map_ = nullptr;
+  other.map_size_ = 0;
+  return *this;
+}
+
+GgufFile::~GgufFile() { release(); }
+
+void GgufFile::release() {
+  if (map_) munmap(const_cast<uint8_t*>(map_), map_size_);
+  map_ = nullptr;
+  map_size_ = 0;
+}
+
+const GgufValue* GgufFile::find(std::string_view key) const {
+  for (const auto& [k, value] : metadata_) {
+    if (k == key) return &value;
+  }
+  return nullptr;
+}
+
+const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
+  for (const GgufTensorInfo& tensor : tensors_) {
+    if (tensor.name == name) return &tensor;
+  }
+  return nullptr;
+}
+
+const uint8_t* GgufFile::tensor_data(const GgufTensorInfo& tensor) const {
+  if (!map_) fail(path_, "tensor '" + tensor.name + "' read after the file was released");
+  // The layout was validated for this file's tensors; this guards against an info from another
+  // file.
+  uint64_t data_size = data_offset_ <= map_size_ ? map_size_ - data_offset_ : 0;
+  if (tensor.offset > data_size || tensor.n_bytes > data_size - tensor.offset) {
+    fail(path_, "tensor '" + tensor.name + "' lies outside the file");
+  }
+  return map_ + data_offset_ + tensor.offset;
+}
+
+}  // namespace r1pi
