@@ -1,0 +1,65 @@
+// The portable kernel interface: one function per op and type, ggml style, with the exact
+// floating-point recipe that every backend (scalar reference, AVX2, NEON) must follow so that all
+// of them return the same bytes. The scalar reference (kernels_scalar.cpp) is the definition.
+//
+// Shared recipe
+//   reduce8(a) = ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
+//   fma(a, b, c) is one rounding (std::fma); no other multiply-add is fused (-ffp-contract=off).
+//
+// Quantised dot products (n a multiple of the block size, x quantised with quantize_row_q8_0):
+//   for each 32-element block b and each lane j in 0..7:
+//     p_bj = exact int32 sum over the block's elements 4j .. 4j+3 of the integer products
+//       (Q4_0: (q - 8) * x.q, element i < 16 being the low nibble of qs[i] and 16 + i its high nibble;
+//        Q8_0: w.q * x.q;
+//        Q6_K: scales[s] * (q6 - 32) * x.q, s the 16-element sub-block that holds the four elements)
+//     d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d)      (Q6_K: w.d is the super-block's d)
+//     acc[j] = fma(d_b, (float)p_bj, acc[j])
+//   result = reduce8(acc)
+//   Eight lanes of four elements are what AVX2's maddubs+madd and NEON's two sdot per block produce,
+//   so no backend needs a horizontal sum per block; (float)p_bj is exact.
+// Float dot products: acc[i % 8] = fma(a[i], b[i], acc[i % 8]) for every i; result = reduce8(acc).
+//   (F16 weights are converted to float first.)
+// rmsnorm: ss = vec_dot_f32(x, x); scale = 1.0f / sqrtf(ss / n + eps); out[i] = (x[i] * scale) * w[i]
+// softmax: m = max x; x[i] = exp(x[i] - m); s = reduce8 of acc[i % 8] += x[i]; inv = 1.0f / s;
+//   x[i] = x[i] * inv
+// exp: r1pi's own polynomial (expf_r1pi below), never libm, so every backend matches.
+// silu_mul: g[i] = (g[i] / (1.0f + exp(-g[i]))) * u[i]
+// rope (adjacent pairs, llama.cpp's "normal" mode): for each head h and pair i < head_dim/2,
+//   x0 = x[2i], x1 = x[2i+1]:  x[2i] = x0 * c[i] - x1 * s[i];  x[2i+1] = x0 * s[i] + x1 * c[i]
+// axpy: y[i] = fma(a, x[i], y[i])
+#pragma once
+#include <cstdint>
+
+#include "neon/quant_blocks.h"
+
+namespace r1pi {
+
+struct Kernels {
+  const char* name;  // "scalar", "avx2", "neon-dotprod", "neon"
+
+  void (*quantize_row_q8_0)(const float* x, block_q8_0* y, int64_t n);
+
+  float (*vec_dot_q4_0_q8_0)(int64_t n, const block_q4_0* w, const block_q8_0* x);
+  float (*vec_dot_q8_0_q8_0)(int64_t n, const block_q8_0* w, const block_q8_0* x);
+  float (*vec_dot_q6_K_q8_0)(int64_t n, const block_q6_K* w, const block_q8_0* x);
+  float (*vec_dot_f16_f32)(int64_t n, const uint16_t* w, const float* x);
+  float (*vec_dot_f32)(int64_t n, const float* a, const float* b);
+
+  void (*rmsnorm)(float* out, const float* x, const float* w, int64_t n, float eps);
+  void (*softmax)(float* x, int64_t n);
+  void (*silu_mul)(float* g, const float* u, int64_t n);
+  void (*rope)(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
+  void (*axpy)(float* y, float a, const float* x, int64_t n);
+};
+
+// The scalar reference backend: always available, the definition of every result.
+const Kernels& kernels_scalar();
+// The backend this process uses (the fastest the CPU supports; R1PI_BACKEND=scalar forces the
+// reference).
+const Kernels& kernels();
+
+// r1pi's exp: range reduction by ln 2 and a fixed polynomial, the same float operations on every
+// backend. Accurate to a few ulp; returns 0 below -87.3 and +inf above 88.7.
+float expf_r1pi(float x);
+
+}  // namespace r1pi

@@ -1,0 +1,142 @@
+// The scalar reference backend: the definition of every kernel result (recipe in kernels.h).
+// Plain loops, one float operation at a time; std::fma exactly where the recipe says.
+#include <cmath>
+
+#include "neon/fp16.h"
+#include "neon/kernels.h"
+#include "neon/q6_K_layout.h"
+#include "neon/quantize.h"
+
+namespace r1pi {
+
+namespace {
+
+// The fixed pairing every backend uses to fold its eight partial sums.
+float reduce8(const float* a) {
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+// One 32-element block of a quantised dot product: lane j gets the exact integer sum over the
+// block's elements 4j .. 4j+3, scaled by d_b in one fma. w holds the block's integer weights.
+void accumulate_block(float* acc, float d, const int8_t* w, const int8_t* x) {
+  for (int j = 0; j < 8; ++j) {
+    int32_t p = 0;
+    for (int k = 4 * j; k < 4 * j + 4; ++k) p += w[k] * x[k];
+    acc[j] = std::fma(d, float(p), acc[j]);
+  }
+}
+
+float vec_dot_q4_0_q8_0(int64_t n, const block_q4_0* w, const block_q8_0* x) {
+  float acc[8] = {};
+  int8_t q[QK4_0];
+  for (int64_t b = 0; b < n / QK4_0; ++b) {
+    for (int i = 0; i < QK4_0 / 2; ++i) {
+      q[i] = int8_t((w[b].qs[i] & 0x0F) - 8);
+      q[i + QK4_0 / 2] = int8_t((w[b].qs[i] >> 4) - 8);
+    }
+    accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), q, x[b].qs);
+  }
+  return reduce8(acc);
+}
+
+float vec_dot_q8_0_q8_0(int64_t n, const block_q8_0* w, const block_q8_0* x) {
+  float acc[8] = {};
+  for (int64_t b = 0; b < n / QK8_0; ++b) {
+    accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), w[b].qs, x[b].qs);
+  }
+  return reduce8(acc);
+}
+
+float vec_dot_q6_K_q8_0(int64_t n, const block_q6_K* w, const block_q8_0* x) {
+  float acc[8] = {};
+  int8_t q[QK_K];
+  for (int64_t sb = 0; sb < n / QK_K; ++sb) {
+    unpack_q6_K(w[sb], q);
+    const float dw = fp16_to_fp32(w[sb].d);
+    // The super-block spans 8 Q8_0 blocks. A lane's four elements share one 16-element
+    // sub-block, so its sum is that sub-block's scale times the four integer products.
+    for (int k = 0; k < QK_K / QK8_0; ++k) {
+      const block_q8_0& xb = x[sb * (QK_K / QK8_0) + k];
+      const int8_t* qk = q + QK8_0 * k;
+      const float d = dw * fp16_to_fp32(xb.d);
+      for (int j = 0; j < 8; ++j) {
+        int32_t p = 0;
+        for (int i = 4 * j; i < 4 * j + 4; ++i) p += qk[i] * xb.qs[i];
+        p *= w[sb].scales[(QK8_0 * k + 4 * j) / 16];
+        acc[j] = std::fma(d, float(p), acc[j]);
+      }
+    }
+  }
+  return reduce8(acc);
+}
+
+float vec_dot_f16_f32(int64_t n, const uint16_t* w, const float* x) {
+  float acc[8] = {};
+  for (int64_t i = 0; i < n; ++i) acc[i % 8] = std::fma(fp16_to_fp32(w[i]), x[i], acc[i % 8]);
+  return reduce8(acc);
+}
+
+float vec_dot_f32(int64_t n, const float* a, const float* b) {
+  float acc[8] = {};
+  for (int64_t i = 0; i < n; ++i) acc[i % 8] = std::fma(a[i], b[i], acc[i % 8]);
+  return reduce8(acc);
+}
+
+void rmsnorm(float* out, const float* x, const float* w, int64_t n, float eps) {
+  const float ss = vec_dot_f32(n, x, x);
+  const float scale = 1.0f / std::sqrt(ss / float(n) + eps);
+  for (int64_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * w[i];
+}
+
+void softmax(float* x, int64_t n) {
+  float m = x[0];
+  for (int64_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
+  float acc[8] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = expf_r1pi(x[i] - m);
+    acc[i % 8] += x[i];
+  }
+  const float inv = 1.0f / reduce8(acc);
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] * inv;
+}
+
+void silu_mul(float* g, const float* u, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) g[i] = (g[i] / (1.0f + expf_r1pi(-g[i]))) * u[i];
+}
+
+void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin) {
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* xh = x + h * head_dim;
+    for (int64_t i = 0; i < head_dim / 2; ++i) {
+      const float x0 = xh[2 * i];
+      const float x1 = xh[2 * i + 1];
+      xh[2 * i] = x0 * cos[i] - x1 * sin[i];
+      xh[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
+    }
+  }
+}
+
+void axpy(float* y, float a, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
+}
+
+const Kernels kScalar = {
+    "scalar",
+    quantize_row_q8_0_ref,
+    vec_dot_q4_0_q8_0,
+    vec_dot_q8_0_q8_0,
+    vec_dot_q6_K_q8_0,
+    vec_dot_f16_f32,
+    vec_dot_f32,
+    rmsnorm,
+    softmax,
+    silu_mul,
+    rope,
+    axpy,
+};
+
+}  // namespace
+
+const Kernels& kernels_scalar() { return kScalar; }
+
+}  // namespace r1pi

@@ -1,0 +1,139 @@
+// Q6_K exactly as ggml's reference quantiser (quantize_row_q6_K_ref, make_qx_quants with
+// rmse_type 1 and no importance weights), so r1pi-model writes the bytes llama.cpp would.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "neon/fp16.h"
+#include "neon/q6_K_layout.h"
+#include "neon/quantize.h"
+
+namespace r1pi {
+
+namespace {
+
+// ggml treats groups whose largest magnitude is below this as all zero.
+constexpr float kGroupMaxEps = 1e-15f;
+
+// ggml's nearest_int: ties to even for |v| < 2^22 (1.5 * 2^23 shifts the fraction out), and for
+// larger inputs the same wrapped bits ggml gets, so even pathological rows match byte for byte.
+int nearest_int(float v) {
+  const float shifted = v + 12582912.0f;
+  int32_t bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+  return (bits & 0x007fffff) - 0x00400000;
+}
+
+// Quantises n values to integers -nmax..nmax-1 (stored + nmax in L) and returns the scale. Starts
+// from the scale that maps the largest-magnitude value to -nmax, then tries 18 nearby scales and
+// keeps the one with the best x^2-weighted least-squares fit (ggml's rmse_type 1). Every product
+// and sum is a separately rounded float operation in ggml's order.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+  float max = 0.0f;
+  float amax = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  if (amax < kGroupMaxEps) {
+    std::fill(L, L + n, int8_t(0));
+    return 0.0f;
+  }
+  auto quant = [nmax](float iscale, float v) {
+    return std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * v)));
+  };
+  float iscale = float(-nmax) / max;
+  float sumlx = 0.0f;
+  float suml2 = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    const int l = quant(iscale, x[i]);
+    L[i] = int8_t(l + nmax);
+    const float w = x[i] * x[i];
+    sumlx += (w * x[i]) * float(l);
+    suml2 += (w * float(l)) * float(l);
+  }
+  float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
+  float best = scale * sumlx;
+  for (int is = -9; is <= 9; ++is) {
+    if (is == 0) continue;
+    iscale = -(float(nmax) + 0.1f * float(is)) / max;
+    sumlx = suml2 = 0.0f;
+    for (int i = 0; i < n; ++i) {
+      const int l = quant(iscale, x[i]);
+      const float w = x[i] * x[i];
+      sumlx += (w * x[i]) * float(l);
+      suml2 += (w * float(l)) * float(l);
+    }
+    if (suml2 > 0.0f && sumlx * sumlx > best * suml2) {
+      for (int i = 0; i < n; ++i) L[i] = int8_t(nmax + quant(iscale, x[i]));
+      scale = sumlx / suml2;
+      best = scale * sumlx;
+    }
+  }
+  return scale;
+}
+
+}  // namespace
+
+void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n) {
+  int8_t L[QK_K];
+  float scales[QK_K / 16];
+  for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K) {
+    // One scale per 16 values; the super-block scale d maps the largest-magnitude one to -128.
+    float max_scale = 0.0f;
+    float max_abs_scale = 0.0f;
+    for (int ib = 0; ib < QK_K / 16; ++ib) {
+      scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
+      if (std::fabs(scales[ib]) > max_abs_scale) {
+        max_abs_scale = std::fabs(scales[ib]);
+        max_scale = scales[ib];
+      }
+    }
+    if (max_abs_scale < kGroupMaxEps) {
+      std::memset(&y[i], 0, sizeof(block_q6_K));
+      continue;
+    }
+    const float iscale = -128.0f / max_scale;
+    y[i].d = fp32_to_fp16(1.0f / iscale);
+    for (int ib = 0; ib < QK_K / 16; ++ib) {
+      y[i].scales[ib] = int8_t(std::min(127, nearest_int(iscale * scales[ib])));
+    }
+    // Requantise every value against the scale the block actually stores.
+    for (int j = 0; j < QK_K / 16; ++j) {
+      const float d = fp16_to_fp32(y[i].d) * float(y[i].scales[j]);
+      if (d == 0.0f) continue;
+      for (int ii = 0; ii < 16; ++ii) {
+        const int l = nearest_int(x[16 * j + ii] / d);
+        L[16 * j + ii] = int8_t(std::max(-32, std::min(31, l)) + 32);
+      }
+    }
+    // Pack as q6_K_layout.h describes: low nibbles of quarters 0/2 and 1/3 share ql bytes, the
+    // four high 2-bit fields of one lane share a qh byte.
+    for (int h = 0; h < 2; ++h) {
+      const int8_t* Lh = L + 128 * h;
+      uint8_t* ql = y[i].ql + 64 * h;
+      uint8_t* qh = y[i].qh + 32 * h;
+      for (int l = 0; l < 32; ++l) {
+        ql[l] = uint8_t((Lh[l] & 0xF) | ((Lh[l + 64] & 0xF) << 4));
+        ql[l + 32] = uint8_t((Lh[l + 32] & 0xF) | ((Lh[l + 96] & 0xF) << 4));
+        qh[l] = uint8_t((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) | ((Lh[l + 64] >> 4) << 4) |
+                        ((Lh[l + 96] >> 4) << 6));
+      }
+    }
+  }
+}
+
+void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n) {
+  int8_t q[QK_K];
+  for (int64_t i = 0; i < n / QK_K; ++i, y += QK_K) {
+    unpack_q6_K(x[i], q);
+    const float d = fp16_to_fp32(x[i].d);
+    // ggml's order: (d * scale) * q, each product rounded.
+    for (int e = 0; e < QK_K; ++e) y[e] = (d * float(x[i].scales[e / 16])) * float(q[e]);
+  }
+}
+
+}  // namespace r1pi
