@@ -1,0 +1,78 @@
+#include "tokenizer/pretokenizer.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "common/error.h"
+
+namespace r1pi {
+namespace {
+
+// Llama 3's split regex, as in its tokenizer.json and llama.cpp's LLAMA_VOCAB_PRE_TYPE_LLAMA3.
+constexpr std::string_view kLlama3Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// Names llama.cpp gives this same regex.
+bool uses_llama3_regex(const std::string& pre) {
+  return pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3";
+}
+
+std::string pcre2_message(int code) {
+  PCRE2_UCHAR buffer[256];
+  pcre2_get_error_message(code, buffer, sizeof buffer);
+  return reinterpret_cast<const char*>(buffer);
+}
+
+}  // namespace
+
+struct PreTokenizer::Regex {
+  pcre2_code* code = nullptr;
+  ~Regex() { pcre2_code_free(code); }
+};
+
+PreTokenizer::PreTokenizer(const std::string& pre) : regex_(std::make_unique<Regex>()) {
+  if (!uses_llama3_regex(pre)) {
+    throw Error("unsupported pre-tokenizer '" + pre + "' (supported: llama-bpe)");
+  }
+  int error = 0;
+  PCRE2_SIZE offset = 0;
+  // UCP: \s, \p{L} and (?i) follow Unicode, as in the tokenizers library and llama.cpp (\s includes
+  // U+0085, which JavaScript ports of the tokenizer do not count as space). MATCH_INVALID_UTF:
+  // invalid bytes simply never match instead of making every match fail.
+  regex_->code =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kLlama3Pattern.data()), kLlama3Pattern.size(),
+                    PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset, nullptr);
+  if (!regex_->code) throw Error("pre-tokenizer regex: " + pcre2_message(error));
+  // JIT is an optimisation only: the interpreter gives the same matches where JIT is unavailable.
+  pcre2_jit_compile(regex_->code, PCRE2_JIT_COMPLETE);
+}
+
+PreTokenizer::~PreTokenizer() = default;
+PreTokenizer::PreTokenizer(PreTokenizer&&) noexcept = default;
+PreTokenizer& PreTokenizer::operator=(PreTokenizer&&) noexcept = default;
+
+std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
+  // Per-call match state keeps split() safe to call from several threads on one PreTokenizer.
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
+      pcre2_match_data_create_from_pattern(regex_->code, nullptr), &pcre2_match_data_free);
+
+  std::vector<std::string_view> pieces;
+  const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  size_t done = 0;  // end of the last piece
+  while (done < text.size()) {
+    // The default JIT stack is enough: no alternative nests, so even a million-space run matches.
+    const int rc = pcre2_match(regex_->code, subject, text.size(), done, 0, match.get(), nullptr);
+    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc < 0) throw Error("pre-tokenizer: " + pcre2_message(rc));
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
+    // Text the regex skipped (only ever invalid UTF-8) is a piece of its own.
+    if (ovector[0] > done) pieces.push_back(text.substr(done, ovector[0] - done));
+    // Every alternative consumes at least one character, so the loop always advances.
+    pieces.push_back(text.substr(ovector[0], ovector[1] - ovector[0]));
+    done = ovector[1];
+  }
+  if (done < text.size()) pieces.push_back(text.substr(done));
+  return pieces;
+}
+
+}  // namespace r1pi

@@ -1,0 +1,48 @@
+#include "tokenizer/special_tokens.h"
+
+#include <algorithm>
+
+namespace r1pi {
+
+SpecialTokenMatcher::SpecialTokenMatcher(const Vocab& vocab) : vocab_(vocab) {
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    const TokenType type = vocab.types[id];
+    const std::string& text = vocab.tokens[id];
+    if ((type == TokenType::CONTROL || type == TokenType::USER_DEFINED) && !text.empty()) {
+      by_first_byte_[static_cast<uint8_t>(text[0])].push_back(static_cast<int32_t>(id));
+    }
+  }
+  for (auto& candidates : by_first_byte_) {
+    std::stable_sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
+      return vocab.tokens[a].size() > vocab.tokens[b].size();
+    });
+  }
+}
+
+int32_t SpecialTokenMatcher::match_at(std::string_view text, size_t pos) const {
+  const std::string_view rest = text.substr(pos);
+  for (int32_t id : by_first_byte_[static_cast<uint8_t>(text[pos])]) {
+    if (rest.starts_with(vocab_.tokens[id])) return id;
+  }
+  return -1;
+}
+
+std::vector<Fragment> SpecialTokenMatcher::split(std::string_view text) const {
+  std::vector<Fragment> fragments;
+  size_t raw_begin = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const int32_t id = match_at(text, pos);
+    if (id < 0) {
+      ++pos;
+      continue;
+    }
+    if (pos > raw_begin) fragments.push_back({text.substr(raw_begin, pos - raw_begin)});
+    fragments.push_back({{}, id});
+    pos += vocab_.tokens[id].size();
+    raw_begin = pos;
+  }
+  if (raw_begin < text.size()) fragments.push_back({text.substr(raw_begin)});
+  return fragments;
+}
+
+}  // namespace r1pi

@@ -1,0 +1,141 @@
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/error.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/special_tokens.h"
+#include "tokenizer/spm.h"
+#include "tokenizer/token_bytes.h"
+#include "tokenizer/token_index.h"
+#include "tokenizer/utf8.h"
+
+namespace r1pi {
+
+// Lives behind a pointer, so the models may keep references to vocab and index across moves.
+struct Tokenizer::Impl {
+  Vocab vocab;
+  TokenIndex index;
+  SpecialTokenMatcher specials;
+  std::vector<std::string> bytes;   // render_token_bytes() of every id, computed once
+  std::optional<PreTokenizer> pre;  // byte-level BPE only
+  std::optional<BpeModel> bpe;
+  std::optional<SpmModel> spm;
+
+  explicit Impl(Vocab v) : vocab(std::move(v)), index(vocab.tokens), specials(vocab) {
+    if (vocab.model == "gpt2") {
+      pre.emplace(vocab.pre);
+      bpe.emplace(vocab, index);
+    } else if (vocab.model == "llama") {
+      spm.emplace(vocab, index);
+    } else {
+      throw Error("unsupported tokenizer model '" + vocab.model + "' (supported: gpt2, llama)");
+    }
+    bytes.reserve(vocab.tokens.size());
+    for (size_t id = 0; id < vocab.tokens.size(); ++id)
+      bytes.push_back(render_token_bytes(vocab, static_cast<int32_t>(id)));
+  }
+
+  void encode_bpe(const std::vector<Fragment>& fragments, std::vector<int32_t>& out) const {
+    for (const Fragment& fragment : fragments) {
+      if (fragment.id >= 0) {
+        out.push_back(fragment.id);
+        continue;
+      }
+      for (std::string_view piece : pre->split(fragment.text)) bpe->encode_piece(piece, out);
+    }
+  }
+
+  // llama.cpp's SentencePiece rule: raw text at the start or right after a special token gets a
+  // leading space, so that "Hello" encodes as "▁Hello" like a word inside a sentence.
+  void encode_spm(const std::vector<Fragment>& fragments, std::vector<int32_t>& out) const {
+    bool after_special = true;
+    for (const Fragment& fragment : fragments) {
+      if (fragment.id >= 0) {
+        out.push_back(fragment.id);
+        after_special = true;
+        continue;
+      }
+      std::string text = after_special ? " " : "";
+      text += fragment.text;
+      spm->encode(spm_escape_spaces(text), out);
+      after_special = false;
+    }
+  }
+
+  void check_id(int32_t id) const {
+    if (id < 0 || static_cast<size_t>(id) >= bytes.size()) {
+      throw Error("token id " + std::to_string(id) + " is out of range (the vocabulary has " +
+                  std::to_string(bytes.size()) + " tokens)");
+    }
+  }
+};
+
+Tokenizer::Tokenizer(Vocab vocab) {
+  vocab.validate("tokenizer");
+  impl_ = std::make_unique<Impl>(std::move(vocab));
+}
+
+Tokenizer::~Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
+  std::vector<int32_t> out;
+  if (add_bos) {
+    if (impl_->vocab.bos_id < 0) throw Error("cannot add BOS: the vocabulary has no BOS token");
+    out.push_back(impl_->vocab.bos_id);
+  }
+  std::vector<Fragment> fragments;
+  if (parse_special) fragments = impl_->specials.split(text);
+  else if (!text.empty()) fragments.push_back({text});
+  if (impl_->bpe) impl_->encode_bpe(fragments, out);
+  else impl_->encode_spm(fragments, out);
+  return out;
+}
+
+std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
+  std::string out;
+  for (int32_t id : ids) {
+    impl_->check_id(id);
+    out += impl_->bytes[id];
+  }
+  return out;
+}
+
+std::string Tokenizer::token_bytes(int32_t id) const {
+  impl_->check_id(id);
+  return impl_->bytes[id];
+}
+
+int32_t Tokenizer::n_vocab() const { return static_cast<int32_t>(impl_->vocab.tokens.size()); }
+int32_t Tokenizer::bos_id() const { return impl_->vocab.bos_id; }
+int32_t Tokenizer::eos_id() const { return impl_->vocab.eos_id; }
+bool Tokenizer::add_bos() const { return impl_->vocab.add_bos; }
+
+bool Tokenizer::is_end_of_generation(int32_t id) const {
+  const std::vector<int32_t>& eog = impl_->vocab.eog_ids;
+  if (eog.empty()) return id >= 0 && id == impl_->vocab.eos_id;
+  return std::find(eog.begin(), eog.end(), id) != eog.end();
+}
+
+std::optional<int32_t> Tokenizer::find_token(std::string_view text) const {
+  const int32_t id = impl_->index.find(text);
+  return id >= 0 ? std::optional<int32_t>(id) : std::nullopt;
+}
+
+const Vocab& Tokenizer::vocab() const { return impl_->vocab; }
+
+std::string StreamDecoder::push(int32_t id) {
+  pending_ += tokenizer_.token_bytes(id);
+  const size_t ready = utf8::complete_prefix_length(pending_);
+  std::string out = pending_.substr(0, ready);
+  pending_.erase(0, ready);
+  return out;
+}
+
+std::string StreamDecoder::flush() { return std::exchange(pending_, {}); }
+
+}  // namespace r1pi

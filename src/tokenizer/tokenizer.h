@@ -1,0 +1,65 @@
+// Text <-> token ids for the two vocabulary families Llama models ship:
+//  - byte-level BPE (tokenizer.ggml.model = "gpt2", pre "llama-bpe": Llama 3, DeepSeek-R1-Distill):
+//    PCRE2 pre-tokenizer regex, GPT-2 byte mapping, merges by rank, whole-word lookup first
+//    (Llama 3's ignore_merges);
+//  - SentencePiece style (tokenizer.ggml.model = "llama": Llama 2, llama2.c): score-driven merges,
+//    "▁" for spaces, <0xXX> byte fallback.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/vocab.h"
+
+namespace r1pi {
+
+class Tokenizer {
+ public:
+  explicit Tokenizer(Vocab vocab);  // validates; throws r1pi::Error
+  ~Tokenizer();
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+
+  // parse_special: text that spells a CONTROL or USER_DEFINED token (e.g. "<｜User｜>") becomes that
+  // one id (scanning left to right, longest token first); otherwise such text is tokenised as
+  // ordinary characters. add_bos: prepend BOS (throws r1pi::Error if the vocabulary has none).
+  // Any bytes are accepted: invalid UTF-8 is encoded byte by byte (byte-level BPE) or through <0xXX>
+  // tokens (SentencePiece), so decode(encode(x)) gives x back, with SentencePiece's leading space
+  // (" " + x) and without the text of control tokens. Thread-safe.
+  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const;
+  // Concatenated bytes of the ids (control tokens such as BOS render as nothing; USER_DEFINED ones
+  // such as "<think>" as their text). Throws r1pi::Error for an id outside the vocabulary.
+  std::string decode(const std::vector<int32_t>& ids) const;
+  // The raw bytes one token stands for (may be part of a UTF-8 character).
+  std::string token_bytes(int32_t id) const;
+
+  int32_t n_vocab() const;
+  int32_t bos_id() const;
+  int32_t eos_id() const;
+  bool add_bos() const;
+  bool is_end_of_generation(int32_t id) const;
+  std::optional<int32_t> find_token(std::string_view text) const;  // exact stored text
+  const Vocab& vocab() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Turns a stream of ids into printable UTF-8: bytes of an incomplete character are held back until
+// the rest arrives (or flush()), so a terminal never shows half a character.
+class StreamDecoder {
+ public:
+  explicit StreamDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  std::string push(int32_t id);
+  std::string flush();  // whatever is held back, even if incomplete
+
+ private:
+  const Tokenizer& tokenizer_;
+  std::string pending_;
+};
+
+}  // namespace r1pi

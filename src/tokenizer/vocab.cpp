@@ -1,0 +1,109 @@
+#include "tokenizer/vocab.h"
+
+#include <limits>
+#include <optional>
+
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+#include "tokenizer/eog_tokens.h"
+
+namespace r1pi {
+namespace {
+
+constexpr int32_t kLastTokenType = static_cast<int32_t>(TokenType::BYTE);
+
+// An optional token id key; ids beyond int32 can never index a vocabulary.
+std::optional<int32_t> read_id(const GgufFile& file, std::string_view key) {
+  const std::optional<uint64_t> value = file.try_u64(key);
+  if (!value) return std::nullopt;
+  if (*value > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    throw Error(file.path() + ": " + std::string(key) + " = " + std::to_string(*value) +
+                " is not a token id");
+  }
+  return static_cast<int32_t>(*value);
+}
+
+void check_id(const std::string& context, const char* what, int64_t id, size_t n_tokens) {
+  if (id == -1) return;
+  if (id < 0 || static_cast<uint64_t>(id) >= n_tokens) {
+    throw Error(context + ": " + what + " id " + std::to_string(id) +
+                " is out of range (the vocabulary has " + std::to_string(n_tokens) + " tokens)");
+  }
+}
+
+}  // namespace
+
+Vocab Vocab::from_gguf(const GgufFile& file) {
+  Vocab vocab;
+  vocab.model = file.get_string("tokenizer.ggml.model");
+  // llama.cpp reads a missing pre-tokenizer as "default" (GPT-2's regex), which is not Llama 3's.
+  vocab.pre = file.try_string("tokenizer.ggml.pre").value_or("default");
+  vocab.tokens = file.get_string_array("tokenizer.ggml.tokens");
+  if (file.has("tokenizer.ggml.token_type")) {
+    const std::vector<int32_t> types = file.get_i32_array("tokenizer.ggml.token_type");
+    vocab.types.reserve(types.size());
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] < 0 || types[i] > kLastTokenType) {
+        throw Error(file.path() + ": tokenizer.ggml.token_type[" + std::to_string(i) +
+                    "] = " + std::to_string(types[i]) + " is not a token type");
+      }
+      vocab.types.push_back(static_cast<TokenType>(types[i]));
+    }
+  } else {
+    vocab.types.assign(vocab.tokens.size(), TokenType::NORMAL);
+  }
+  if (file.has("tokenizer.ggml.scores")) vocab.scores = file.get_f32_array("tokenizer.ggml.scores");
+  if (file.has("tokenizer.ggml.merges")) vocab.merges = file.get_string_array("tokenizer.ggml.merges");
+
+  // SentencePiece files written before these keys existed use llama.cpp's fixed ids.
+  const bool spm = vocab.model == "llama";
+  auto spm_default = [&](int32_t id) {
+    return spm && static_cast<size_t>(id) < vocab.tokens.size() ? id : -1;
+  };
+  vocab.bos_id = read_id(file, "tokenizer.ggml.bos_token_id").value_or(spm_default(1));
+  vocab.eos_id = read_id(file, "tokenizer.ggml.eos_token_id").value_or(spm_default(2));
+  vocab.unk_id = read_id(file, "tokenizer.ggml.unknown_token_id").value_or(spm_default(0));
+  vocab.pad_id = read_id(file, "tokenizer.ggml.padding_token_id").value_or(-1);
+  vocab.add_bos = file.try_bool("tokenizer.ggml.add_bos_token").value_or(true);
+  vocab.chat_template = file.try_string("tokenizer.chat_template").value_or("");
+
+  vocab.eog_ids = standard_eog_ids(vocab);
+  for (const char* key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
+    if (const std::optional<int32_t> id = read_id(file, key)) add_eog_id(vocab.eog_ids, *id);
+  }
+  vocab.validate(file.path());
+  return vocab;
+}
+
+void Vocab::validate(const std::string& context) const {
+  const size_t n = tokens.size();
+  if (n == 0) throw Error(context + ": the vocabulary has no tokens");
+  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    throw Error(context + ": too many tokens (" + std::to_string(n) + ")");
+  }
+  if (types.size() != n) {
+    throw Error(context + ": " + std::to_string(types.size()) + " token types for " + std::to_string(n) +
+                " tokens");
+  }
+  if (!scores.empty() && scores.size() != n) {
+    throw Error(context + ": " + std::to_string(scores.size()) + " token scores for " +
+                std::to_string(n) + " tokens");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto type = static_cast<int32_t>(types[i]);
+    if (type < 0 || type > kLastTokenType) {
+      throw Error(context + ": token " + std::to_string(i) + " has invalid type " +
+                  std::to_string(type));
+    }
+  }
+  check_id(context, "BOS", bos_id, n);
+  check_id(context, "EOS", eos_id, n);
+  check_id(context, "unknown-token", unk_id, n);
+  check_id(context, "padding", pad_id, n);
+  for (int32_t id : eog_ids) {
+    if (id < 0) throw Error(context + ": end-of-generation id " + std::to_string(id) + " is negative");
+    check_id(context, "end-of-generation", id, n);
+  }
+}
+
+}  // namespace r1pi
