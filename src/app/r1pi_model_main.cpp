@@ -1,0 +1,94 @@
+// r1pi-model: make a random-weight Llama GGUF, import a llama2.c checkpoint, or show a GGUF file.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/error.h"
+#include "tools/model_maker.h"
+
+namespace {
+
+void add_size_option(CLI::App* cmd, const std::string& name, std::optional<uint32_t>& target,
+                     const std::string& help) {
+  cmd->add_option_function<uint32_t>(name, [&target](const uint32_t& v) { target = v; }, help);
+}
+
+void report_written(const std::string& path) {
+  std::printf("wrote %s (%llu bytes)\n", path.c_str(),
+              static_cast<unsigned long long>(std::filesystem::file_size(path)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"r1pi-model: make, import and inspect Llama GGUF files"};
+  app.require_subcommand(1);
+
+  r1pi::MakeOptions make;
+  std::string make_out, output_type = "q6_k";
+  CLI::App* make_cmd = app.add_subcommand("make", "write a random-weight Llama model (Q4_0)");
+  make_cmd->add_option("--preset", make.preset, "tiny, 1B or 8B (the other flags override it)")
+      ->capture_default_str();
+  make_cmd->add_option("-o,--output", make_out, "GGUF file to write")->required();
+  add_size_option(make_cmd, "--dim", make.dim, "embedding size");
+  add_size_option(make_cmd, "--layers", make.n_layers, "transformer blocks");
+  add_size_option(make_cmd, "--heads", make.n_heads, "attention heads");
+  add_size_option(make_cmd, "--kv-heads", make.n_kv_heads, "key/value heads");
+  add_size_option(make_cmd, "--ffn", make.ffn_dim, "feed-forward size");
+  add_size_option(make_cmd, "--vocab", make.n_vocab, "vocabulary size");
+  add_size_option(make_cmd, "--ctx", make.n_ctx, "training context length (metadata)");
+  make_cmd->add_option("--seed", make.seed, "weights are a function of the seed")->capture_default_str();
+  make_cmd->add_option("--output-type", output_type, "output.weight type")
+      ->check(CLI::IsMember({"q6_k", "q4_0"}, CLI::ignore_case))
+      ->capture_default_str();
+  make_cmd->add_flag("--tied", make.tied_output, "no output.weight: logits use token_embd.weight");
+  make_cmd->add_option("--tokenizer", make.tokenizer_json,
+                       "Hugging Face tokenizer.json (default: built-in byte vocabulary)");
+  make_cmd->add_flag("--deepseek-specials", make.deepseek_specials,
+                     "name the special tokens as DeepSeek-R1-Distill does");
+  bool no_progress = false;
+  make_cmd->add_flag("--no-progress", no_progress, "no progress line on stderr");
+
+  std::string checkpoint, import_out, tokenizer_bin;
+  CLI::App* import_cmd =
+      app.add_subcommand("import-llama2c", "convert a llama2.c checkpoint to an F32 GGUF");
+  import_cmd->add_option("CHECKPOINT", checkpoint, "llama2.c model .bin")->required();
+  import_cmd->add_option("-o,--output", import_out, "GGUF file to write")->required();
+  import_cmd->add_option("--tokenizer", tokenizer_bin, "llama2.c tokenizer.bin (default: placeholders)");
+
+  std::string info_path;
+  bool info_all = false;
+  CLI::App* info_cmd = app.add_subcommand("info", "show a GGUF file's metadata and tensors");
+  info_cmd->add_option("FILE", info_path, "GGUF file")->required();
+  info_cmd->add_flag("--all", info_all, "print arrays and long strings in full");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (*make_cmd) {
+      make.progress = !no_progress;
+      make.output_type = CLI::detail::to_lower(output_type) == "q4_0" ? r1pi::GgmlType::Q4_0
+                                                                     : r1pi::GgmlType::Q6_K;
+      r1pi::make_model(make, make_out);
+      report_written(make_out);
+    } else if (*import_cmd) {
+      r1pi::import_llama2c(checkpoint, import_out, tokenizer_bin);
+      report_written(import_out);
+    } else if (*info_cmd) {
+      r1pi::print_model_info(info_path, info_all);
+    }
+  } catch (const std::exception& e) {
+    // r1pi::Error carries a message naming the file and the problem; anything else (out of
+    // memory, a filesystem error) is reported the same way rather than as a crash.
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

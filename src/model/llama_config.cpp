@@ -1,0 +1,223 @@
+#include "model/llama_config.h"
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+
+namespace r1pi {
+
+namespace {
+
+std::string shape_string(const std::vector<uint64_t>& ne) {
+  std::string s = "[";
+  for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "]";
+}
+
+// What a weight may be stored as: norms and rope factors are read as plain floats by every
+// backend, matrices go through the dot-product kernels (which exist for these types only).
+enum class TensorKind { Vector, Matrix };
+
+bool type_allowed(TensorKind kind, GgmlType type) {
+  if (kind == TensorKind::Vector) return type == GgmlType::F32;
+  switch (type) {
+    case GgmlType::F32: case GgmlType::F16: case GgmlType::Q4_0: case GgmlType::Q8_0:
+    case GgmlType::Q6_K:
+      return true;
+  }
+  return false;
+}
+
+const GgufTensorInfo& require_tensor(const GgufFile& file, const std::string& name,
+                                     std::vector<uint64_t> expected, TensorKind kind) {
+  const GgufTensorInfo* t = file.find_tensor(name);
+  if (!t) throw Error(file.path() + ": missing tensor " + name);
+  if (t->ne != expected) {
+    throw Error(file.path() + ": tensor " + name + " has shape " + shape_string(t->ne) +
+                ", expected " + shape_string(expected));
+  }
+  if (!type_allowed(kind, t->type)) {
+    throw Error(file.path() + ": tensor " + name + " has type " +
+                std::string(ggml_type_name(t->type)) + ", which r1pi does not support there" +
+                (kind == TensorKind::Vector ? " (expected F32)" : ""));
+  }
+  // Quantised matrices are multiplied block by block against Q8_0 activations, so a row must
+  // hold whole blocks (dim and ffn multiples of 32 for Q4_0/Q8_0, of 256 for Q6_K).
+  const size_t block = ggml_block_elements(t->type);
+  if (t->ne[0] % block != 0) {
+    throw Error(file.path() + ": tensor " + name + " rows of " + std::to_string(t->ne[0]) +
+                " elements are not a whole number of " + std::string(ggml_type_name(t->type)) +
+                " blocks of " + std::to_string(block));
+  }
+  return *t;
+}
+
+uint32_t require_positive(const GgufFile& file, const char* key) {
+  const uint32_t v = file.get_u32(key);
+  if (v == 0) throw Error(file.path() + ": " + key + " is 0");
+  return v;
+}
+
+uint32_t read_vocab_size(const GgufFile& file) {
+  if (auto v = file.try_u64("llama.vocab_size")) return static_cast<uint32_t>(*v);
+  if (const GgufValue* tokens = file.find("tokenizer.ggml.tokens")) {
+    return static_cast<uint32_t>(tokens->array.size());
+  }
+  if (const GgufTensorInfo* embd = file.find_tensor("token_embd.weight"); embd && embd->ne.size() == 2) {
+    return static_cast<uint32_t>(embd->ne[1]);
+  }
+  throw Error(file.path() + ": cannot tell the vocabulary size (no llama.vocab_size, "
+              "tokenizer.ggml.tokens or token_embd.weight)");
+}
+
+// llama3 scaling from metadata keys, when the file describes it that way (HF-style converters).
+// The defaults are Llama 3.1's, which is what converters assume for a missing field too.
+std::vector<float> metadata_rope_factors(const GgufFile& file, const LlamaConfig& c) {
+  const auto type = file.try_string("llama.rope.scaling.type");
+  if (type && *type != "llama3") {
+    // "none", or a linear scaling by 1 that some converters write, leave RoPE alone; any other
+    // scaling would change it in a way r1pi does not implement, so refuse rather than run wrongly.
+    const bool no_op = *type == "none" ||
+        (*type == "linear" && file.try_f32("llama.rope.scaling.factor").value_or(1.0f) == 1.0f);
+    if (!no_op) {
+      throw Error(file.path() + ": rope scaling type '" + *type + "' is not supported (r1pi "
+                  "implements llama3 scaling)");
+    }
+    return {};
+  }
+  const bool has_all = file.has("llama.rope.scaling.factor") &&
+                       file.has("llama.rope.scaling.low_freq_factor") &&
+                       file.has("llama.rope.scaling.high_freq_factor") &&
+                       file.has("llama.rope.scaling.original_context_length");
+  if (!type && !has_all) return {};
+
+  const float factor = file.try_f32("llama.rope.scaling.factor").value_or(8.0f);
+  const float low = file.try_f32("llama.rope.scaling.low_freq_factor").value_or(1.0f);
+  const float high = file.try_f32("llama.rope.scaling.high_freq_factor").value_or(4.0f);
+  const uint64_t original = file.try_u64("llama.rope.scaling.original_context_length").value_or(8192);
+  if (!(factor > 0) || !(low > 0) || !(high > low) || original == 0) {
+    throw Error(file.path() + ": bad llama3 rope scaling (factor " + std::to_string(factor) +
+                ", low_freq_factor " + std::to_string(low) + ", high_freq_factor " +
+                std::to_string(high) + ", original_context_length " + std::to_string(original) +
+                "): need factor > 0, high > low > 0, context > 0");
+  }
+  return llama3_rope_freq_factors(c.rope_dim, c.rope_base, factor, low, high,
+                                  static_cast<uint32_t>(original));
+}
+
+std::vector<float> tensor_rope_factors(const GgufFile& file, const LlamaConfig& c) {
+  if (!file.find_tensor("rope_freqs.weight")) return {};
+  const GgufTensorInfo& t =
+      require_tensor(file, "rope_freqs.weight", {c.rope_dim / 2}, TensorKind::Vector);
+  if (!file.mapped()) throw Error(file.path() + ": rope_freqs.weight read after the file was released");
+  std::vector<float> factors(c.rope_dim / 2);
+  std::memcpy(factors.data(), file.tensor_data(t), factors.size() * sizeof(float));
+  for (float f : factors) {
+    if (!(f > 0) || !std::isfinite(f)) {
+      throw Error(file.path() + ": rope_freqs.weight holds " + std::to_string(f) +
+                  " (factors must be positive and finite)");
+    }
+  }
+  return factors;
+}
+
+void check_tensors(const GgufFile& file, LlamaConfig& c) {
+  const uint64_t dim = c.dim, kv = c.kv_dim(), ffn = c.ffn_dim, vocab = c.n_vocab;
+  require_tensor(file, "token_embd.weight", {dim, vocab}, TensorKind::Matrix);
+  for (uint32_t l = 0; l < c.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    require_tensor(file, p + "attn_norm.weight", {dim}, TensorKind::Vector);
+    require_tensor(file, p + "attn_q.weight", {dim, dim}, TensorKind::Matrix);
+    require_tensor(file, p + "attn_k.weight", {dim, kv}, TensorKind::Matrix);
+    require_tensor(file, p + "attn_v.weight", {dim, kv}, TensorKind::Matrix);
+    require_tensor(file, p + "attn_output.weight", {dim, dim}, TensorKind::Matrix);
+    require_tensor(file, p + "ffn_norm.weight", {dim}, TensorKind::Vector);
+    require_tensor(file, p + "ffn_gate.weight", {dim, ffn}, TensorKind::Matrix);
+    require_tensor(file, p + "ffn_up.weight", {dim, ffn}, TensorKind::Matrix);
+    require_tensor(file, p + "ffn_down.weight", {ffn, dim}, TensorKind::Matrix);
+  }
+  require_tensor(file, "output_norm.weight", {dim}, TensorKind::Vector);
+  c.tied_output = file.find_tensor("output.weight") == nullptr;
+  if (!c.tied_output) require_tensor(file, "output.weight", {dim, vocab}, TensorKind::Matrix);
+}
+
+}  // namespace
+
+LlamaConfig LlamaConfig::from_gguf(const GgufFile& file) {
+  const std::string& path = file.path();
+  const std::string arch = file.get_string("general.architecture");
+  if (arch != "llama") throw Error(path + ": unknown architecture '" + arch + "' (r1pi runs llama)");
+
+  LlamaConfig c;
+  c.name = file.try_string("general.name").value_or("");
+  c.n_ctx_train = require_positive(file, "llama.context_length");
+  c.dim = require_positive(file, "llama.embedding_length");
+  c.n_layers = require_positive(file, "llama.block_count");
+  c.ffn_dim = require_positive(file, "llama.feed_forward_length");
+  c.n_heads = require_positive(file, "llama.attention.head_count");
+  c.n_kv_heads = file.has("llama.attention.head_count_kv")
+                     ? require_positive(file, "llama.attention.head_count_kv")
+                     : c.n_heads;
+  c.rms_eps = file.try_f32("llama.attention.layer_norm_rms_epsilon").value_or(1e-5f);
+  c.rope_base = file.try_f32("llama.rope.freq_base").value_or(10000.0f);
+  if (!(c.rms_eps > 0) || !std::isfinite(c.rms_eps)) {
+    throw Error(path + ": llama.attention.layer_norm_rms_epsilon must be positive");
+  }
+  if (!(c.rope_base > 1) || !std::isfinite(c.rope_base)) {
+    throw Error(path + ": llama.rope.freq_base must be greater than 1");
+  }
+
+  if (c.dim % c.n_heads != 0) {
+    throw Error(path + ": embedding length " + std::to_string(c.dim) + " is not divisible by " +
+                std::to_string(c.n_heads) + " heads");
+  }
+  if (c.n_heads % c.n_kv_heads != 0) {
+    throw Error(path + ": " + std::to_string(c.n_heads) + " heads are not divisible by " +
+                std::to_string(c.n_kv_heads) + " KV heads");
+  }
+  c.head_dim = c.dim / c.n_heads;
+  c.rope_dim = file.has("llama.rope.dimension_count") ? file.get_u32("llama.rope.dimension_count")
+                                                      : c.head_dim;
+  if (c.rope_dim == 0 || c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim) {
+    throw Error(path + ": rope dimension " + std::to_string(c.rope_dim) +
+                " must be even, positive and at most the head size " + std::to_string(c.head_dim));
+  }
+  c.n_vocab = read_vocab_size(file);
+  if (c.n_vocab == 0) throw Error(path + ": vocabulary size is 0");
+
+  check_tensors(file, c);
+  c.rope_freq_factors = metadata_rope_factors(file, c);
+  if (c.rope_freq_factors.empty()) c.rope_freq_factors = tensor_rope_factors(file, c);
+  return c;
+}
+
+std::vector<float> llama3_rope_freq_factors(uint32_t rope_dim, float rope_base, float factor,
+                                            float low_freq_factor, float high_freq_factor,
+                                            uint32_t original_context) {
+  // In double, then rounded once: the converter's float32 torch arithmetic agrees to the last
+  // bit or so, and a double reference does not depend on the platform's powf.
+  const double orig = original_context;
+  const double low_wavelen = orig / low_freq_factor;
+  const double high_wavelen = orig / high_freq_factor;
+  std::vector<float> factors(rope_dim / 2);
+  for (uint32_t i = 0; i < rope_dim / 2; ++i) {
+    const double freq = std::pow(static_cast<double>(rope_base), -2.0 * i / rope_dim);
+    const double wavelen = 2.0 * std::numbers::pi / freq;
+    double f;
+    if (wavelen < high_wavelen) {
+      f = 1.0;
+    } else if (wavelen > low_wavelen) {
+      f = factor;
+    } else {
+      const double smooth = (orig / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+      f = 1.0 / ((1.0 - smooth) / factor + smooth);
+    }
+    factors[i] = static_cast<float>(f);
+  }
+  return factors;
+}
+
+}  // namespace r1pi

@@ -1,0 +1,42 @@
+// The hyper-parameters of a Llama-family model, read from GGUF metadata and checked for sense.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace r1pi {
+
+class GgufFile;
+
+struct LlamaConfig {
+  std::string name;            // general.name, for display
+  uint32_t n_ctx_train = 0;    // llama.context_length
+  uint32_t dim = 0;            // llama.embedding_length
+  uint32_t n_layers = 0;       // llama.block_count
+  uint32_t ffn_dim = 0;        // llama.feed_forward_length
+  uint32_t n_heads = 0;        // llama.attention.head_count
+  uint32_t n_kv_heads = 0;     // llama.attention.head_count_kv (defaults to n_heads)
+  uint32_t head_dim = 0;       // dim / n_heads
+  uint32_t rope_dim = 0;       // llama.rope.dimension_count (defaults to head_dim)
+  float rms_eps = 1e-5f;       // llama.attention.layer_norm_rms_epsilon
+  float rope_base = 10000.0f;  // llama.rope.freq_base
+  uint32_t n_vocab = 0;        // llama.vocab_size, else the token list / embedding rows
+  bool tied_output = false;    // no output.weight: logits use token_embd.weight
+  // llama3 RoPE scaling: one divisor per rotated pair (theta_i = pos * base^(-2i/rope_dim) / f_i),
+  // from the metadata keys when the file has them, else the rope_freqs.weight tensor; empty = none.
+  std::vector<float> rope_freq_factors;
+
+  uint32_t kv_dim() const { return n_kv_heads * head_dim; }
+
+  // Reads and validates (architecture "llama", positive sizes, heads dividing dim and each other,
+  // tensor shapes matching); throws r1pi::Error naming the file and the problem.
+  static LlamaConfig from_gguf(const GgufFile& file);
+};
+
+// llama3 frequency factors (Llama 3.1's rope_scaling, as llama.cpp's converter computes the
+// rope_freqs tensor): factor, low/high frequency factors and the original context length.
+std::vector<float> llama3_rope_freq_factors(uint32_t rope_dim, float rope_base, float factor,
+                                            float low_freq_factor, float high_freq_factor,
+                                            uint32_t original_context);
+
+}  // namespace r1pi

@@ -1,0 +1,169 @@
+// import_llama2c: a llama2.c checkpoint (legacy float32 format) to an F32 GGUF.
+//
+// llama2.c stores matrices [out][in] row-major, which is exactly GGUF's [in, out] (ne[0] = in),
+// and its RoPE rotates adjacent pairs like GGUF's normal mode, so the floats are copied unchanged:
+// the tensors are declared in the checkpoint's own order and the file is streamed straight through.
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "common/error.h"
+#include "gguf/gguf_writer.h"
+#include "tools/gguf_metadata.h"
+#include "tools/llama2c_vocab.h"
+#include "tools/model_maker.h"
+#include "tools/model_shape.h"
+
+namespace r1pi {
+
+static_assert(std::endian::native == std::endian::little,
+              "llama2.c checkpoints and GGUF files are little-endian; so must the host be");
+
+namespace {
+
+using File = std::unique_ptr<FILE, int (*)(FILE*)>;
+
+// Header fields: dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len.
+struct Llama2cHeader {
+  int32_t dim, hidden, layers, heads, kv_heads, vocab, seq_len;
+};
+
+// A run of floats in the checkpoint: one tensor to copy, or one to skip (name empty).
+struct Segment {
+  std::string name;
+  std::vector<uint64_t> ne;
+
+  uint64_t floats() const {
+    uint64_t n = 1;
+    for (uint64_t d : ne) n *= d;
+    return n;
+  }
+};
+
+// export.py's later formats start with this magic instead of a bare header.
+constexpr int32_t kVersionedMagic = 0x616b3432;  // "ak42"
+
+void check_header(const Llama2cHeader& h, const std::string& path) {
+  if (h.dim == kVersionedMagic) {
+    throw Error(path + ": a llama2.c checkpoint in export version " + std::to_string(h.hidden) +
+                " (magic ak42); only the legacy float32 format (export.py --version 0) is supported");
+  }
+  // Generous bounds that also keep every size product far from overflowing 64 bits.
+  auto in_range = [](int64_t v, int64_t max) { return v > 0 && v <= max; };
+  const int64_t vocab = std::abs(int64_t{h.vocab});
+  if (!in_range(h.dim, 1 << 16) || !in_range(h.hidden, 1 << 18) || !in_range(h.layers, 1 << 10) ||
+      !in_range(h.heads, h.dim) || !in_range(h.kv_heads, h.heads) || !in_range(vocab, 1 << 22) ||
+      !in_range(h.seq_len, 1 << 22) || vocab < 3) {
+    throw Error(path + ": header (dim " + std::to_string(h.dim) + ", hidden " +
+                std::to_string(h.hidden) + ", layers " + std::to_string(h.layers) + ", heads " +
+                std::to_string(h.heads) + "/" + std::to_string(h.kv_heads) + ", vocab " +
+                std::to_string(h.vocab) + ", seq_len " + std::to_string(h.seq_len) +
+                ") is not that of a llama2.c checkpoint");
+  }
+}
+
+// The checkpoint's floats in file order (see shared/data/README.md, section 1).
+std::vector<Segment> checkpoint_layout(const Llama2cHeader& h) {
+  const uint64_t dim = h.dim, hidden = h.hidden, head = h.dim / h.heads;
+  const uint64_t kv = head * h.kv_heads, vocab = std::abs(int64_t{h.vocab});
+  std::vector<Segment> s;
+  auto per_layer = [&](const std::string& suffix, std::vector<uint64_t> ne) {
+    for (int32_t l = 0; l < h.layers; ++l) s.push_back({"blk." + std::to_string(l) + "." + suffix, ne});
+  };
+  s.push_back({"token_embd.weight", {dim, vocab}});
+  per_layer("attn_norm.weight", {dim});
+  per_layer("attn_q.weight", {dim, dim});
+  per_layer("attn_k.weight", {dim, kv});
+  per_layer("attn_v.weight", {dim, kv});
+  per_layer("attn_output.weight", {dim, dim});
+  per_layer("ffn_norm.weight", {dim});
+  per_layer("ffn_gate.weight", {dim, hidden});  // w1
+  per_layer("ffn_down.weight", {hidden, dim});  // w2
+  per_layer("ffn_up.weight", {dim, hidden});    // w3
+  s.push_back({"output_norm.weight", {dim}});
+  s.push_back({"", {uint64_t(h.seq_len), head}});  // freq_cis_real and _imag: run.c ignores them
+  if (h.vocab < 0) s.push_back({"output.weight", {dim, vocab}});
+  return s;
+}
+
+void copy_floats(FILE* in, GgufWriter& w, uint64_t n_bytes, const std::string& path) {
+  std::vector<char> buf(std::min<uint64_t>(n_bytes, 4 << 20));
+  while (n_bytes > 0) {
+    const size_t n = std::min<uint64_t>(n_bytes, buf.size());
+    if (std::fread(buf.data(), 1, n, in) != n) throw Error(path + ": read failed");
+    w.write_data(buf.data(), n);
+    n_bytes -= n;
+  }
+}
+
+}  // namespace
+
+void import_llama2c(const std::string& checkpoint_path, const std::string& out_path,
+                    const std::string& tokenizer_bin) {
+  const std::string& path = checkpoint_path;
+  File in(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!in) throw Error(path + ": cannot open the checkpoint");
+  Llama2cHeader h;
+  if (std::fread(&h, sizeof h, 1, in.get()) != 1) {
+    throw Error(path + ": shorter than a llama2.c header (28 bytes)");
+  }
+  check_header(h, path);
+
+  const std::vector<Segment> layout = checkpoint_layout(h);
+  uint64_t expected = sizeof h;
+  for (const Segment& s : layout) expected += s.floats() * sizeof(float);
+  std::error_code ec;
+  const uint64_t actual = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(path + ": " + ec.message());
+  if (actual != expected) {
+    throw Error(path + ": " + std::to_string(actual) + " bytes, but a llama2.c checkpoint with this "
+                "header has " + std::to_string(expected) + (actual < expected ? " (truncated?)" : ""));
+  }
+
+  ModelShape shape;
+  shape.name = "llama2.c " + std::filesystem::path(path).stem().string();
+  shape.dim = h.dim;
+  shape.n_layers = h.layers;
+  shape.n_heads = h.heads;
+  shape.n_kv_heads = h.kv_heads;
+  shape.ffn_dim = h.hidden;
+  shape.n_vocab = static_cast<uint32_t>(std::abs(h.vocab));
+  shape.n_ctx = h.seq_len;
+  shape.rope_base = 10000.0f;  // run.c's theta
+  shape.rms_eps = 1e-5f;       // run.c's rmsnorm epsilon
+  check_shape(shape, GgmlType::F32, GgmlType::F32, h.vocab > 0, path);
+  const Vocab vocab = llama2c_vocab(tokenizer_bin, shape.n_vocab);
+  vocab.validate(tokenizer_bin.empty() ? path : tokenizer_bin);
+
+  GgufWriter w;
+  add_llama_metadata(w, shape, GgmlType::F32);
+  add_vocab_metadata(w, vocab);
+  for (const Segment& s : layout) {
+    if (!s.name.empty()) w.add_tensor(s.name, s.ne, GgmlType::F32);
+  }
+
+  w.open(out_path);
+  // From here on a failure would leave a partial file that looks like a model: remove it.
+  try {
+    for (const Segment& s : layout) {
+      const uint64_t n_bytes = s.floats() * sizeof(float);
+      if (s.name.empty()) {
+        if (std::fseek(in.get(), static_cast<long>(n_bytes), SEEK_CUR) != 0) {
+          throw Error(path + ": seek failed");
+        }
+      } else {
+        copy_floats(in.get(), w, n_bytes, path);
+      }
+    }
+    w.close();
+  } catch (...) {
+    std::remove(out_path.c_str());
+    throw;
+  }
+}
+
+}  // namespace r1pi

@@ -1,0 +1,115 @@
+// print_model_info: what a GGUF file holds, and what r1pi makes of it.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+#include "model/llama_config.h"
+#include "tools/model_maker.h"
+
+namespace r1pi {
+
+namespace {
+
+// Abbreviations when all_metadata is off: the first few array items, the start of long strings
+// (a chat template is kilobytes).
+constexpr size_t kArrayItems = 8;
+constexpr size_t kStringChars = 120;
+
+std::string human_bytes(uint64_t n) {
+  char buf[32];
+  if (n >= 1000000000) std::snprintf(buf, sizeof buf, "%.2f GB", n / 1e9);
+  else if (n >= 1000000) std::snprintf(buf, sizeof buf, "%.2f MB", n / 1e6);
+  else if (n >= 1000) std::snprintf(buf, sizeof buf, "%.1f kB", n / 1e3);
+  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+std::string type_name(const GgufValue& v) {
+  std::string t(gguf_value_type_name(v.type));
+  if (v.type == GgufValueType::ARRAY) t += "[" + std::string(gguf_value_type_name(v.array_type)) + "]";
+  return t;
+}
+
+std::string value_text(const GgufValue& v, bool all) {
+  if (all) return v.to_display_string(SIZE_MAX);
+  std::string s = v.to_display_string(kArrayItems);
+  if (v.type == GgufValueType::STRING && s.size() > kStringChars) {
+    s = s.substr(0, kStringChars) + "... (" + std::to_string(v.s.size()) + " bytes)";
+  }
+  return s;
+}
+
+std::string shape_text(const std::vector<uint64_t>& ne) {
+  std::string s;
+  for (size_t i = 0; i < ne.size(); ++i) s += (i ? " x " : "") + std::to_string(ne[i]);
+  return s;
+}
+
+void print_config(const GgufFile& file) {
+  try {
+    const LlamaConfig c = LlamaConfig::from_gguf(file);
+    std::printf("\nllama config (as r1pi loads it):\n");
+    std::printf("  dim %u, %u layers, %u heads / %u KV heads (head size %u), FFN %u\n", c.dim,
+                c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.ffn_dim);
+    std::printf("  vocab %u, trained context %u, rms eps %g\n", c.n_vocab, c.n_ctx_train, c.rms_eps);
+    std::printf("  rope base %g over %u dims, %s\n", c.rope_base, c.rope_dim,
+                c.rope_freq_factors.empty() ? "no frequency scaling" : "llama3 frequency factors");
+    std::printf("  output: %s\n", c.tied_output ? "tied to token_embd.weight" : "separate output.weight");
+  } catch (const Error& e) {
+    std::printf("\nnot loadable as a llama model: %s\n", e.what());
+  }
+}
+
+}  // namespace
+
+void print_model_info(const std::string& path, bool all_metadata) {
+  const GgufFile file = GgufFile::open(path);
+  std::printf("%s: GGUF v%u, %s (%llu bytes), alignment %llu, %zu metadata keys, %zu tensors\n",
+              path.c_str(), file.version(), human_bytes(file.file_size()).c_str(),
+              static_cast<unsigned long long>(file.file_size()),
+              static_cast<unsigned long long>(file.alignment()), file.metadata().size(),
+              file.tensors().size());
+
+  std::printf("\nmetadata:\n");
+  size_t key_width = 0;
+  for (const auto& [key, value] : file.metadata()) key_width = std::max(key_width, key.size());
+  for (const auto& [key, value] : file.metadata()) {
+    std::printf("  %-*s %-14s %s\n", static_cast<int>(key_width), key.c_str(),
+                type_name(value).c_str(), value_text(value, all_metadata).c_str());
+  }
+
+  std::printf("\ntensors:\n");
+  size_t name_width = 4;
+  for (const GgufTensorInfo& t : file.tensors()) name_width = std::max(name_width, t.name.size());
+  std::printf("  %-*s %-5s %-20s %s\n", static_cast<int>(name_width), "name", "type", "shape", "bytes");
+  struct Total { size_t count = 0; uint64_t elements = 0, bytes = 0; };
+  std::map<std::string, Total> totals;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    const std::string type(ggml_type_name(t.type));
+    std::printf("  %-*s %-5s %-20s %llu\n", static_cast<int>(name_width), t.name.c_str(), type.c_str(),
+                shape_text(t.ne).c_str(), static_cast<unsigned long long>(t.n_bytes));
+    Total& total = totals[type];
+    ++total.count;
+    total.elements += t.n_elements;
+    total.bytes += t.n_bytes;
+  }
+
+  std::printf("\ntotals by type:\n");
+  Total all;
+  for (const auto& [type, t] : totals) {
+    std::printf("  %-5s %5zu tensors %15llu elements %12s\n", type.c_str(), t.count,
+                static_cast<unsigned long long>(t.elements), human_bytes(t.bytes).c_str());
+    all.count += t.count;
+    all.elements += t.elements;
+    all.bytes += t.bytes;
+  }
+  std::printf("  %-5s %5zu tensors %15llu elements %12s\n", "all", all.count,
+              static_cast<unsigned long long>(all.elements), human_bytes(all.bytes).c_str());
+
+  print_config(file);
+}
+
+}  // namespace r1pi

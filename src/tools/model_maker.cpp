@@ -1,0 +1,179 @@
+// make_model: a random-weight Llama GGUF of any shape, written as a stream.
+#include "tools/model_maker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "common/error.h"
+#include "gguf/gguf_writer.h"
+#include "model/llama_config.h"
+#include "neon/quantize.h"
+#include "tokenizer/hf_tokenizer_json.h"
+#include "tools/gguf_metadata.h"
+#include "tools/model_shape.h"
+#include "tools/progress.h"
+#include "tools/random_weights.h"
+
+namespace r1pi {
+
+namespace {
+
+// Elements generated per write: a few MB of output, whatever the row length.
+constexpr uint64_t kChunkElements = uint64_t{1} << 22;
+// Generation threads. Rows are pure functions of (seed, name, row), so the count never shows.
+constexpr int kThreads = 2;
+
+// A tensor of uniform random values offset + amplitude * U[-1, 1).
+struct RandomTensor {
+  std::string name;
+  std::vector<uint64_t> ne;
+  GgmlType type;
+  float offset;
+  float amplitude;
+};
+
+// Amplitude of a uniform distribution with standard deviation sigma.
+float uniform_amplitude(double sigma) { return static_cast<float>(sigma * std::sqrt(3.0)); }
+
+// Scales chosen so that activations stay O(1) through any depth and the next token still depends
+// on the current one (so greedy output of a random model tends to wander rather than repeat):
+// unit-variance embeddings; input projections with variance 1/fan_in; residual projections
+// (attn_output, ffn_down) further scaled by 1/sqrt(2 * layers) so that the layers together add
+// about as much to the residual stream as the embedding; logits with a spread of about 3.
+std::vector<RandomTensor> plan_tensors(const ModelShape& s, const MakeOptions& o) {
+  const GgmlType m = o.matrix_type;
+  const uint64_t dim = s.dim, kv = s.kv_dim(), ffn = s.ffn_dim, vocab = s.n_vocab;
+  const double in_dim = 1.0 / std::sqrt(static_cast<double>(dim));
+  const double residual = 1.0 / std::sqrt(2.0 * s.n_layers);
+  const float norm_noise = 0.1f;
+
+  std::vector<RandomTensor> t;
+  t.push_back({"token_embd.weight", {dim, vocab}, m, 0.0f, uniform_amplitude(1.0)});
+  for (uint32_t l = 0; l < s.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    t.push_back({p + "attn_norm.weight", {dim}, GgmlType::F32, 1.0f, norm_noise});
+    t.push_back({p + "attn_q.weight", {dim, dim}, m, 0.0f, uniform_amplitude(in_dim)});
+    t.push_back({p + "attn_k.weight", {dim, kv}, m, 0.0f, uniform_amplitude(in_dim)});
+    t.push_back({p + "attn_v.weight", {dim, kv}, m, 0.0f, uniform_amplitude(in_dim)});
+    t.push_back({p + "attn_output.weight", {dim, dim}, m, 0.0f, uniform_amplitude(in_dim * residual)});
+    t.push_back({p + "ffn_norm.weight", {dim}, GgmlType::F32, 1.0f, norm_noise});
+    t.push_back({p + "ffn_gate.weight", {dim, ffn}, m, 0.0f, uniform_amplitude(in_dim)});
+    t.push_back({p + "ffn_up.weight", {dim, ffn}, m, 0.0f, uniform_amplitude(in_dim)});
+    t.push_back({p + "ffn_down.weight", {ffn, dim}, m, 0.0f,
+                 uniform_amplitude(residual / std::sqrt(static_cast<double>(ffn)))});
+  }
+  t.push_back({"output_norm.weight", {dim}, GgmlType::F32, 1.0f, norm_noise});
+  if (!o.tied_output) {
+    t.push_back({"output.weight", {dim, vocab}, o.output_type, 0.0f, uniform_amplitude(3.0 * in_dim)});
+  }
+  return t;
+}
+
+// Pads a tokenizer's vocabulary to the model's size with control tokens, as Llama 3 pads its own
+// (names that the tokenizer already uses are skipped).
+void pad_vocab(Vocab& v, uint32_t n_vocab) {
+  std::unordered_set<std::string> used(v.tokens.begin(), v.tokens.end());
+  for (uint32_t k = 0; v.tokens.size() < n_vocab; ++k) {
+    std::string name = "<|reserved_special_token_" + std::to_string(k) + "|>";
+    if (used.count(name)) continue;
+    v.tokens.push_back(std::move(name));
+    v.types.push_back(TokenType::CONTROL);
+    if (!v.scores.empty()) v.scores.push_back(0.0f);
+  }
+}
+
+uint64_t tensor_bytes(const std::vector<uint64_t>& ne, GgmlType type) {
+  uint64_t rows = 1;
+  for (size_t i = 1; i < ne.size(); ++i) rows *= ne[i];
+  return rows * ggml_row_bytes(type, ne[0]);
+}
+
+void write_random_tensor(GgufWriter& w, const RandomTensor& t, uint64_t seed, Progress& progress) {
+  const uint64_t cols = t.ne[0];
+  const uint64_t rows = t.ne.size() > 1 ? t.ne[1] : 1;
+  const size_t row_bytes = ggml_row_bytes(t.type, cols);
+  const uint64_t chunk_rows = std::max<uint64_t>(1, kChunkElements / cols);
+  const uint64_t stream = tensor_seed(seed, t.name);
+  std::vector<uint8_t> out(std::min(rows, chunk_rows) * row_bytes);
+  // One scratch row per thread, allocated here so that the threads themselves cannot throw.
+  std::vector<std::vector<float>> scratch(kThreads, std::vector<float>(cols));
+  auto fill = [&](uint64_t r0, uint64_t begin, uint64_t end, std::vector<float>& row) {
+    for (uint64_t r = begin; r < end; ++r) {
+      random_row(stream, r0 + r, t.offset, t.amplitude, row.data(), cols);
+      quantize_row(t.type, row.data(), out.data() + r * row_bytes, static_cast<int64_t>(cols));
+    }
+  };
+  for (uint64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const uint64_t n = std::min(chunk_rows, rows - r0);
+    std::vector<std::jthread> helpers;  // joined on scope exit, even if this thread throws
+    for (int k = 1; k < kThreads; ++k) {
+      helpers.emplace_back(fill, r0, n * k / kThreads, n * (k + 1) / kThreads, std::ref(scratch[k]));
+    }
+    fill(r0, 0, n / kThreads, scratch[0]);
+    helpers.clear();
+    w.write_data(out.data(), n * row_bytes);
+    progress.add(n * row_bytes);
+  }
+}
+
+Vocab load_tokenizer(const MakeOptions& o) {
+  return load_hf_tokenizer_json(o.tokenizer_json, o.deepseek_specials ? SpecialTokenNames::DeepSeekR1
+                                                                      : SpecialTokenNames::Llama3);
+}
+
+}  // namespace
+
+void make_model(const MakeOptions& o, const std::string& out_path) {
+  if (o.deepseek_specials && o.tokenizer_json.empty()) {
+    throw Error("--deepseek-specials renames a tokenizer's special tokens: it needs --tokenizer");
+  }
+  // The tokenizer first: its size can decide the vocabulary size.
+  Vocab vocab;
+  if (!o.tokenizer_json.empty()) vocab = load_tokenizer(o);
+  const ModelShape shape = resolve_shape(o, static_cast<uint32_t>(vocab.tokens.size()));
+  if (o.tokenizer_json.empty()) vocab = builtin_byte_vocab(static_cast<int32_t>(shape.n_vocab));
+  else pad_vocab(vocab, shape.n_vocab);
+  vocab.validate("vocabulary for " + out_path);
+
+  GgufWriter w;
+  add_llama_metadata(w, shape, o.matrix_type);
+  add_vocab_metadata(w, vocab);
+
+  // rope_freqs.weight first, as llama.cpp's converter yields it before the model's tensors.
+  std::vector<float> rope_factors;
+  if (shape.rope_scaled) {
+    const Llama3RopeScaling& r = shape.rope_scaling;
+    rope_factors = llama3_rope_freq_factors(shape.head_dim(), shape.rope_base, r.factor,
+                                            r.low_freq_factor, r.high_freq_factor, r.original_context);
+    w.add_tensor("rope_freqs.weight", {rope_factors.size()}, GgmlType::F32);
+  }
+  const std::vector<RandomTensor> tensors = plan_tensors(shape, o);
+  uint64_t total = rope_factors.size() * sizeof(float);
+  for (const RandomTensor& t : tensors) {
+    w.add_tensor(t.name, t.ne, t.type);
+    total += tensor_bytes(t.ne, t.type);
+  }
+
+  w.open(out_path);
+  // From here on a failure would leave a partial file that looks like a model: remove it.
+  try {
+    Progress progress("writing " + out_path, total, o.progress);
+    if (!rope_factors.empty()) {
+      w.write_data(rope_factors.data(), rope_factors.size() * sizeof(float));
+      progress.add(rope_factors.size() * sizeof(float));
+    }
+    for (const RandomTensor& t : tensors) write_random_tensor(w, t, o.seed, progress);
+    w.close();
+    progress.finish();
+  } catch (...) {
+    std::remove(out_path.c_str());
+    throw;
+  }
+}
+
+}  // namespace r1pi

@@ -1,0 +1,470 @@
+// r1pi-model's pieces: LlamaConfig::from_gguf, the random model maker, the llama2.c importer and
+// the CLI.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <numbers>
+#include <set>
+
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "model/llama_config.h"
+#include "neon/quantize.h"
+#include "test_support.h"
+#include "tokenizer/vocab.h"
+#include "tools/model_maker.h"
+
+namespace r1pi {
+namespace {
+
+using test::scratch_dir;
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+MakeOptions quiet(MakeOptions o = {}) {
+  o.progress = false;
+  return o;
+}
+
+// Mean and standard deviation of one dequantised row of a tensor.
+std::pair<double, double> row_stats(const GgufFile& f, const std::string& name, uint64_t row) {
+  const GgufTensorInfo* t = f.find_tensor(name);
+  const uint64_t n = t->ne[0];
+  std::vector<float> x(n);
+  dequantize_row(t->type, f.tensor_data(*t) + row * ggml_row_bytes(t->type, n), x.data(), n);
+  double sum = 0, sq = 0;
+  for (float v : x) sum += v;
+  const double mean = sum / n;
+  for (float v : x) sq += (v - mean) * (v - mean);
+  return {mean, std::sqrt(sq / n)};
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// ---------------------------------------------------------------- make_model
+
+TEST(MakeModel, TinyHasTheShapeTypesAndRopeFactors) {
+  const std::string path = scratch_dir("make_tiny") + "/tiny.gguf";
+  make_model(quiet(), path);
+  const GgufFile f = GgufFile::open(path);
+  const LlamaConfig c = LlamaConfig::from_gguf(f);
+  EXPECT_EQ(c.dim, 256u);
+  EXPECT_EQ(c.n_layers, 4u);
+  EXPECT_EQ(c.n_heads, 8u);
+  EXPECT_EQ(c.n_kv_heads, 4u);
+  EXPECT_EQ(c.head_dim, 32u);
+  EXPECT_EQ(c.rope_dim, 32u);
+  EXPECT_EQ(c.ffn_dim, 768u);
+  EXPECT_EQ(c.n_vocab, 512u);
+  EXPECT_EQ(c.n_ctx_train, 2048u);
+  EXPECT_FLOAT_EQ(c.rope_base, 10000.0f);
+  EXPECT_FLOAT_EQ(c.rms_eps, 1e-5f);
+  EXPECT_FALSE(c.tied_output);
+  EXPECT_EQ(c.rope_freq_factors, llama3_rope_freq_factors(32, 10000.0f, 8.0f, 1.0f, 4.0f, 256));
+  // All three llama3 bands occur at the tiny's size: kept (1), smoothed, divided (8).
+  EXPECT_EQ(c.rope_freq_factors.front(), 1.0f);
+  EXPECT_EQ(c.rope_freq_factors.back(), 8.0f);
+
+  EXPECT_EQ(f.find_tensor("token_embd.weight")->type, GgmlType::Q4_0);
+  EXPECT_EQ(f.find_tensor("blk.3.attn_q.weight")->type, GgmlType::Q4_0);
+  EXPECT_EQ(f.find_tensor("blk.3.ffn_down.weight")->type, GgmlType::Q4_0);
+  EXPECT_EQ(f.find_tensor("blk.3.attn_norm.weight")->type, GgmlType::F32);
+  EXPECT_EQ(f.find_tensor("output_norm.weight")->type, GgmlType::F32);
+  EXPECT_EQ(f.find_tensor("output.weight")->type, GgmlType::Q6_K);
+  EXPECT_EQ(f.find_tensor("rope_freqs.weight")->type, GgmlType::F32);
+  EXPECT_EQ(f.tensors().size(), 1u + 1u + 4u * 9u + 2u);
+
+  EXPECT_EQ(f.get_string("general.architecture"), "llama");
+  EXPECT_EQ(f.get_u32("general.file_type"), 2u);
+  EXPECT_EQ(f.get_u32("general.quantization_version"), 2u);
+  EXPECT_EQ(f.get_u32("llama.vocab_size"), 512u);
+  for (const auto& [key, value] : f.metadata()) {
+    EXPECT_EQ(key.find("rope.scaling"), std::string::npos) << key << " would be misapplied by llama.cpp";
+  }
+  const Vocab v = Vocab::from_gguf(f);
+  EXPECT_EQ(v.tokens.size(), 512u);
+  EXPECT_EQ(v.model, "gpt2");
+
+  // Scales as documented: unit embeddings, 1/sqrt(fan-in) projections, norms near 1.
+  EXPECT_NEAR(row_stats(f, "token_embd.weight", 7).second, 1.0, 0.15);
+  EXPECT_NEAR(row_stats(f, "blk.0.attn_q.weight", 3).second, 1.0 / 16, 0.01);
+  const auto [norm_mean, norm_std] = row_stats(f, "blk.1.ffn_norm.weight", 0);
+  EXPECT_NEAR(norm_mean, 1.0, 0.02);
+  EXPECT_LT(norm_std, 0.1);
+}
+
+TEST(MakeModel, SameSeedSameBytesOtherSeedOtherBytes) {
+  const std::string dir = scratch_dir("make_seed");
+  MakeOptions o = quiet();
+  o.n_layers = 1;
+  make_model(o, dir + "/a.gguf");
+  make_model(o, dir + "/b.gguf");
+  o.seed = 2;
+  make_model(o, dir + "/c.gguf");
+  const std::string a = read_bytes(dir + "/a.gguf");
+  EXPECT_EQ(a, read_bytes(dir + "/b.gguf"));
+  const std::string c = read_bytes(dir + "/c.gguf");
+  ASSERT_EQ(a.size(), c.size());
+  EXPECT_NE(a, c);
+}
+
+TEST(MakeModel, ShapeFlagsOverrideThePreset) {
+  const std::string path = scratch_dir("make_flags") + "/m.gguf";
+  MakeOptions o = quiet();
+  o.dim = 128;
+  o.n_layers = 2;
+  o.n_heads = 4;
+  o.n_kv_heads = 2;
+  o.ffn_dim = 320;
+  o.n_vocab = 300;
+  o.n_ctx = 512;
+  o.output_type = GgmlType::Q4_0;  // Q6_K needs dim a multiple of 256
+  make_model(o, path);
+  const GgufFile f = GgufFile::open(path);
+  const LlamaConfig c = LlamaConfig::from_gguf(f);
+  EXPECT_EQ(c.dim, 128u);
+  EXPECT_EQ(c.n_layers, 2u);
+  EXPECT_EQ(c.n_heads, 4u);
+  EXPECT_EQ(c.n_kv_heads, 2u);
+  EXPECT_EQ(c.kv_dim(), 64u);
+  EXPECT_EQ(c.ffn_dim, 320u);
+  EXPECT_EQ(c.n_vocab, 300u);
+  EXPECT_EQ(c.n_ctx_train, 512u);
+  EXPECT_EQ(f.find_tensor("output.weight")->type, GgmlType::Q4_0);
+  EXPECT_EQ(c.rope_freq_factors.size(), 16u);
+}
+
+TEST(MakeModel, TiedOutputHasNoOutputWeight) {
+  const std::string path = scratch_dir("make_tied") + "/m.gguf";
+  MakeOptions o = quiet();
+  o.tied_output = true;
+  o.n_layers = 1;
+  make_model(o, path);
+  const GgufFile f = GgufFile::open(path);
+  EXPECT_EQ(f.find_tensor("output.weight"), nullptr);
+  EXPECT_TRUE(LlamaConfig::from_gguf(f).tied_output);
+}
+
+TEST(MakeModel, RefusesShapesTheRuntimeCannotLoad) {
+  const std::string path = scratch_dir("make_bad") + "/m.gguf";
+  auto make_with = [&](std::function<void(MakeOptions&)> change) {
+    MakeOptions o = quiet();
+    change(o);
+    return error_of([&] { make_model(o, path); });
+  };
+  EXPECT_NE(make_with([](MakeOptions& o) { o.preset = "70B"; }).find("unknown preset '70B'"), std::string::npos);
+  EXPECT_NE(make_with([](MakeOptions& o) { o.dim = 100; }).find("not divisible"), std::string::npos);
+  EXPECT_NE(make_with([](MakeOptions& o) { o.dim = 264; o.n_heads = 4; o.n_kv_heads = 4; })
+                .find("multiple of 32"), std::string::npos);
+  EXPECT_NE(make_with([](MakeOptions& o) { o.dim = 128; }).find("multiple of 256"), std::string::npos);
+  EXPECT_NE(make_with([](MakeOptions& o) { o.n_kv_heads = 3; }).find("KV heads"), std::string::npos);
+  EXPECT_NE(make_with([](MakeOptions& o) { o.n_vocab = 100; }).find("at least 258"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(MakeModel, HfTokenizerIsPaddedWithReservedTokens) {
+  const std::string dir = scratch_dir("make_tokenizer");
+  MakeOptions o = quiet();
+  o.tokenizer_json = test::shared_data("llama3-tokenizer.json");
+  o.deepseek_specials = true;
+  o.dim = 64;
+  o.n_heads = 2;
+  o.n_kv_heads = 1;
+  o.ffn_dim = 64;
+  o.n_layers = 1;
+  o.tied_output = true;
+  o.n_vocab = 128260;
+  make_model(o, dir + "/m.gguf");
+  const GgufFile f = GgufFile::open(dir + "/m.gguf");
+  EXPECT_EQ(LlamaConfig::from_gguf(f).n_vocab, 128260u);
+  const Vocab v = Vocab::from_gguf(f);
+  ASSERT_EQ(v.tokens.size(), 128260u);
+  EXPECT_EQ(v.tokens[128000], "<｜begin▁of▁sentence｜>");
+  EXPECT_EQ(v.bos_id, 128000);
+  EXPECT_EQ(v.types[128259], TokenType::CONTROL);
+  EXPECT_EQ(std::set<std::string>(v.tokens.begin(), v.tokens.end()).size(), v.tokens.size());
+  EXPECT_FALSE(v.merges.empty());
+
+  o.n_vocab = 1000;
+  EXPECT_NE(error_of([&] { make_model(o, dir + "/small.gguf"); }).find("smaller than the 128256 tokens"),
+            std::string::npos);
+}
+
+// ---------------------------------------------------------------- import_llama2c
+
+// stories260K: dim 64, hidden 172, 5 layers, 8/4 heads, vocab 512 (shared classifier), seq 512.
+constexpr uint64_t kDim = 64, kHidden = 172, kLayers = 5, kKv = 32, kVocab = 512;
+
+TEST(ImportLlama2c, Stories260KCopiesEveryFloat) {
+  const std::string ckpt = test::shared_data("stories260K.bin");
+  const std::string path = scratch_dir("import") + "/stories.gguf";
+  import_llama2c(ckpt, path);
+  const GgufFile f = GgufFile::open(path);
+  const LlamaConfig c = LlamaConfig::from_gguf(f);
+  EXPECT_EQ(c.dim, 64u);
+  EXPECT_EQ(c.n_layers, 5u);
+  EXPECT_EQ(c.n_heads, 8u);
+  EXPECT_EQ(c.n_kv_heads, 4u);
+  EXPECT_EQ(c.ffn_dim, 172u);
+  EXPECT_EQ(c.n_vocab, 512u);
+  EXPECT_EQ(c.n_ctx_train, 512u);
+  EXPECT_FLOAT_EQ(c.rope_base, 10000.0f);
+  EXPECT_TRUE(c.tied_output);
+  EXPECT_TRUE(c.rope_freq_factors.empty());
+  EXPECT_EQ(f.get_u32("general.file_type"), 0u);
+
+  // Offsets (in floats, after the 28-byte header) of three tensors in llama2.c's layout.
+  const std::string bytes = read_bytes(ckpt);
+  auto floats_at = [&](uint64_t offset) { return bytes.data() + 28 + 4 * offset; };
+  const uint64_t embd = 0;
+  const uint64_t w3_last = kVocab * kDim + kLayers * kDim + kLayers * (2 * kDim * kDim + 2 * kKv * kDim) +
+                           kLayers * kDim + kLayers * kHidden * kDim * 2 + (kLayers - 1) * kHidden * kDim;
+  const uint64_t final_norm = w3_last + kHidden * kDim;
+  auto same = [&](const char* name, uint64_t offset) {
+    const GgufTensorInfo* t = f.find_tensor(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_EQ(t->type, GgmlType::F32);
+    EXPECT_EQ(std::memcmp(f.tensor_data(*t), floats_at(offset), t->n_bytes), 0) << name;
+  };
+  same("token_embd.weight", embd);
+  same("blk.4.ffn_up.weight", w3_last);
+  same("output_norm.weight", final_norm);
+  float first;
+  std::memcpy(&first, f.tensor_data(*f.find_tensor("token_embd.weight")), 4);
+  float expected;
+  std::memcpy(&expected, floats_at(0), 4);
+  EXPECT_EQ(first, expected);
+
+  const Vocab v = Vocab::from_gguf(f);
+  EXPECT_EQ(v.model, "llama");
+  ASSERT_EQ(v.tokens.size(), 512u);
+  EXPECT_EQ(v.tokens[1], "<s>");
+  EXPECT_EQ(v.tokens[3], "<0x00>");
+  EXPECT_EQ(v.types[3], TokenType::BYTE);
+  EXPECT_EQ(v.tokens[300], "<piece_300>");
+}
+
+TEST(ImportLlama2c, ReadsTokenizerBin) {
+  const std::string dir = scratch_dir("import_tokenizer");
+  {
+    std::ofstream out(dir + "/tok.bin", std::ios::binary);
+    const int32_t max_len = 8;
+    out.write(reinterpret_cast<const char*>(&max_len), 4);
+    for (int32_t id = 0; id < 512; ++id) {
+      std::string text = id == 1 ? "\n<s>\n" : id < 3 ? "x" : id == 10 ? "<0x07>" : " w" + std::to_string(id);
+      const float score = -static_cast<float>(id);
+      const int32_t len = static_cast<int32_t>(text.size());
+      out.write(reinterpret_cast<const char*>(&score), 4);
+      out.write(reinterpret_cast<const char*>(&len), 4);
+      out.write(text.data(), len);
+    }
+  }
+  import_llama2c(test::shared_data("stories260K.bin"), dir + "/m.gguf", dir + "/tok.bin");
+  const Vocab v = Vocab::from_gguf(GgufFile::open(dir + "/m.gguf"));
+  EXPECT_EQ(v.tokens[0], "<unk>");
+  EXPECT_EQ(v.tokens[1], "<s>");
+  EXPECT_EQ(v.types[10], TokenType::BYTE);
+  EXPECT_EQ(v.tokens[20], "\xE2\x96\x81w20");
+  EXPECT_FLOAT_EQ(v.scores[20], -20.0f);
+
+  std::filesystem::resize_file(dir + "/tok.bin", 1000);
+  EXPECT_NE(error_of([&] { import_llama2c(test::shared_data("stories260K.bin"), dir + "/n.gguf", dir + "/tok.bin"); })
+                .find("tok.bin"), std::string::npos);
+}
+
+TEST(ImportLlama2c, RejectsTruncatedAndForeignFiles) {
+  const std::string dir = scratch_dir("import_bad");
+  const std::string bytes = read_bytes(test::shared_data("stories260K.bin"));
+  std::ofstream(dir + "/short.bin", std::ios::binary).write(bytes.data(), 100000);
+  const std::string truncated = error_of([&] { import_llama2c(dir + "/short.bin", dir + "/a.gguf"); });
+  EXPECT_NE(truncated.find("short.bin"), std::string::npos) << truncated;
+  EXPECT_NE(truncated.find("truncated"), std::string::npos) << truncated;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a.gguf"));
+
+  std::ofstream(dir + "/text.bin") << "this is not a llama2.c checkpoint, just some text";
+  EXPECT_NE(error_of([&] { import_llama2c(dir + "/text.bin", dir + "/b.gguf"); }).find("not that of a llama2.c"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { import_llama2c(dir + "/missing.bin", dir + "/c.gguf"); }).find("missing.bin"),
+            std::string::npos);
+}
+
+// ---------------------------------------------------------------- LlamaConfig
+
+// A minimal F32 llama file (dim 64, 1 layer, 2/1 heads, FFN 32, vocab 8), with edits.
+struct TinyFile {
+  std::string arch = "llama";
+  uint32_t heads = 2;
+  std::string skip_tensor;
+  std::string reshape_tensor;  // gets one extra row
+  bool llama3_keys = false;
+  std::vector<float> rope_freqs;
+
+  std::string write(const std::string& path) const {
+    const uint64_t dim = 64, kv = 32, ffn = 32, vocab = 8;
+    GgufWriter w;
+    w.add("general.architecture", GgufValue::string(arch));
+    w.add("llama.context_length", GgufValue::u32(128));
+    w.add("llama.embedding_length", GgufValue::u32(dim));
+    w.add("llama.block_count", GgufValue::u32(1));
+    w.add("llama.feed_forward_length", GgufValue::u32(ffn));
+    w.add("llama.attention.head_count", GgufValue::u32(heads));
+    w.add("llama.attention.head_count_kv", GgufValue::u32(1));
+    w.add("llama.vocab_size", GgufValue::u32(vocab));
+    if (llama3_keys) {
+      w.add("llama.rope.scaling.type", GgufValue::string("llama3"));
+      w.add("llama.rope.scaling.factor", GgufValue::f32(8));
+      w.add("llama.rope.scaling.low_freq_factor", GgufValue::f32(1));
+      w.add("llama.rope.scaling.high_freq_factor", GgufValue::f32(4));
+      w.add("llama.rope.scaling.original_context_length", GgufValue::u32(64));
+    }
+    std::vector<std::pair<std::string, std::vector<uint64_t>>> tensors = {
+        {"token_embd.weight", {dim, vocab}},    {"blk.0.attn_norm.weight", {dim}},
+        {"blk.0.attn_q.weight", {dim, dim}},    {"blk.0.attn_k.weight", {dim, kv}},
+        {"blk.0.attn_v.weight", {dim, kv}},     {"blk.0.attn_output.weight", {dim, dim}},
+        {"blk.0.ffn_norm.weight", {dim}},       {"blk.0.ffn_gate.weight", {dim, ffn}},
+        {"blk.0.ffn_up.weight", {dim, ffn}},    {"blk.0.ffn_down.weight", {ffn, dim}},
+        {"output_norm.weight", {dim}}};
+    if (!rope_freqs.empty()) tensors.push_back({"rope_freqs.weight", {rope_freqs.size()}});
+    uint64_t bytes = 0;
+    for (auto& [name, ne] : tensors) {
+      if (name == skip_tensor) continue;
+      if (name == reshape_tensor) ne.back() += 1;
+      w.add_tensor(name, ne, GgmlType::F32);
+      uint64_t n = 1;
+      for (uint64_t d : ne) n *= d;
+      bytes += (name == "rope_freqs.weight" ? 0 : n * 4);
+    }
+    w.open(path);
+    const std::vector<char> zeros(bytes);
+    w.write_data(zeros.data(), zeros.size());
+    if (!rope_freqs.empty()) w.write_data(rope_freqs.data(), rope_freqs.size() * 4);
+    w.close();
+    return path;
+  }
+};
+
+std::string config_error(const TinyFile& spec, const std::string& name) {
+  const std::string path = spec.write(scratch_dir("config_" + name) + "/m.gguf");
+  return error_of([&] { LlamaConfig::from_gguf(GgufFile::open(path)); });
+}
+
+TEST(LlamaConfig, ReadsAMinimalFile) {
+  const GgufFile f = GgufFile::open(TinyFile{}.write(scratch_dir("config_ok") + "/m.gguf"));
+  const LlamaConfig c = LlamaConfig::from_gguf(f);
+  EXPECT_EQ(c.head_dim, 32u);
+  EXPECT_EQ(c.rope_dim, 32u);  // defaults to the head size
+  EXPECT_EQ(c.kv_dim(), 32u);
+  EXPECT_FLOAT_EQ(c.rms_eps, 1e-5f);
+  EXPECT_FLOAT_EQ(c.rope_base, 10000.0f);
+  EXPECT_TRUE(c.tied_output);
+  EXPECT_TRUE(c.rope_freq_factors.empty());
+}
+
+TEST(LlamaConfig, RopeFactorsFromMetadataOrTensor) {
+  TinyFile keys;
+  keys.llama3_keys = true;
+  const GgufFile a = GgufFile::open(keys.write(scratch_dir("config_keys") + "/m.gguf"));
+  EXPECT_EQ(LlamaConfig::from_gguf(a).rope_freq_factors,
+            llama3_rope_freq_factors(32, 10000.0f, 8.0f, 1.0f, 4.0f, 64));
+
+  TinyFile tensor;
+  for (int i = 0; i < 16; ++i) tensor.rope_freqs.push_back(1.0f + i);
+  const GgufFile b = GgufFile::open(tensor.write(scratch_dir("config_tensor") + "/m.gguf"));
+  EXPECT_EQ(LlamaConfig::from_gguf(b).rope_freq_factors, tensor.rope_freqs);
+
+  tensor.rope_freqs.pop_back();
+  EXPECT_NE(config_error(tensor, "tensor_shape").find("rope_freqs.weight has shape [15]"), std::string::npos);
+}
+
+TEST(LlamaConfig, ErrorsNameTheFileAndTheProblem) {
+  TinyFile arch;
+  arch.arch = "gpt2";
+  const std::string e1 = config_error(arch, "arch");
+  EXPECT_NE(e1.find("unknown architecture 'gpt2' (r1pi runs llama)"), std::string::npos) << e1;
+  EXPECT_NE(e1.find("config_arch/m.gguf"), std::string::npos) << e1;
+
+  TinyFile missing;
+  missing.skip_tensor = "blk.0.ffn_up.weight";
+  EXPECT_NE(config_error(missing, "missing").find("missing tensor blk.0.ffn_up.weight"), std::string::npos);
+
+  TinyFile shape;
+  shape.reshape_tensor = "blk.0.attn_k.weight";
+  EXPECT_NE(config_error(shape, "shape").find("blk.0.attn_k.weight has shape [64, 33], expected [64, 32]"),
+            std::string::npos);
+
+  TinyFile heads;
+  heads.heads = 3;
+  EXPECT_NE(config_error(heads, "heads").find("not divisible by 3 heads"), std::string::npos);
+}
+
+TEST(LlamaConfig, Llama3FactorsMatchLlama31) {
+  // Llama 3.1 8B: 64 pairs, base 500000, factor 8, low 1, high 4, original context 8192.
+  const std::vector<float> f = llama3_rope_freq_factors(128, 500000.0f, 8.0f, 1.0f, 4.0f, 8192);
+  ASSERT_EQ(f.size(), 64u);
+  EXPECT_EQ(f[0], 1.0f);
+  EXPECT_EQ(f[63], 8.0f);
+  for (size_t i = 1; i < f.size(); ++i) EXPECT_GE(f[i], f[i - 1]);
+  // Pair 31: wavelength 2*pi*500000^(62/128) ~ 3620, inside the smoothed band [2048, 8192].
+  const double wavelen = 2 * std::numbers::pi * std::pow(500000.0, 62.0 / 128);
+  const double smooth = (8192 / wavelen - 1) / 3;
+  EXPECT_FLOAT_EQ(f[31], static_cast<float>(1 / ((1 - smooth) / 8 + smooth)));
+  EXPECT_GT(f[31], 1.0f);
+  EXPECT_LT(f[31], 8.0f);
+}
+
+// ---------------------------------------------------------------- the CLI
+
+TEST(ModelCli, MakeInfoAndErrors) {
+  const std::string tool = test::bin_dir() + "/r1pi-model";
+  const std::string dir = scratch_dir("cli");
+  auto made = test::run_command(tool + " make --preset tiny --layers 1 --seed 3 -o " + dir + "/m.gguf");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  EXPECT_EQ(made.output.find('\r'), std::string::npos) << "no progress when stderr is not a terminal";
+
+  auto info = test::run_command(tool + " info " + dir + "/m.gguf");
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  for (const char* s : {"general.architecture", "token_embd.weight", "Q4_0", "Q6_K", "rope_freqs.weight",
+                        "dim 256, 1 layers", "llama3 frequency factors", "items)"}) {
+    EXPECT_NE(info.output.find(s), std::string::npos) << s << "\n" << info.output;
+  }
+  auto all = test::run_command(tool + " info --all " + dir + "/m.gguf");
+  EXPECT_EQ(all.exit_code, 0);
+  EXPECT_GT(all.output.size(), info.output.size());
+
+  auto missing = test::run_command(tool + " info " + dir + "/nothing.gguf");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("error: "), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find(dir + "/nothing.gguf"), std::string::npos) << missing.output;
+
+  auto import = test::run_command(tool + " import-llama2c " + dir + "/none.bin -o " + dir + "/x.gguf");
+  EXPECT_EQ(import.exit_code, 1);
+  EXPECT_NE(import.output.find(dir + "/none.bin"), std::string::npos) << import.output;
+
+  auto preset = test::run_command(tool + " make --preset 3B -o " + dir + "/y.gguf");
+  EXPECT_EQ(preset.exit_code, 1);
+  EXPECT_NE(preset.output.find("unknown preset '3B'"), std::string::npos) << preset.output;
+
+  EXPECT_NE(test::run_command(tool + " make --preset tiny").exit_code, 0);  // no -o
+  EXPECT_NE(test::run_command(tool + " make -o x --output-type q8_k").exit_code, 0);
+  EXPECT_NE(test::run_command(tool).exit_code, 0);  // no subcommand
+}
+
+}  // namespace
+}  // namespace r1pi
