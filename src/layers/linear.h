@@ -1,0 +1,43 @@
+// y = W x for a batch of B tokens: the one op that reads the weights.
+//
+// Quantised weights (Q4_0, Q8_0, Q6_K) take the activations quantised to Q8_0, once per input and
+// shared by every matrix that reads it (wq/wk/wv, w1/w3); F32 and F16 weights take them as floats.
+// Each output element is one kernel call on one weight row and one token, so the result neither
+// depends on the batch size nor on which thread computed it.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/llama_weights.h"
+#include "neon/quant_blocks.h"
+
+namespace r1pi {
+
+class ThreadPool;
+
+class LinearInput {
+ public:
+  // x: B rows of `cols` floats, kept by pointer (must outlive the matmuls that use it).
+  void set(const float* x, int B, int64_t cols);
+  int batch() const { return B_; }
+  int64_t cols() const { return cols_; }
+  const float* f32_row(int b) const { return x_ + int64_t(b) * cols_; }
+  const block_q8_0* q8_0_row(int b) const { return q8_.data() + int64_t(b) * (cols_ / QK8_0); }
+  // Quantises to Q8_0 on first use after set().
+  void ensure_q8_0(ThreadPool& pool);
+
+ private:
+  const float* x_ = nullptr;
+  int B_ = 0;
+  int64_t cols_ = 0;
+  bool q8_ready_ = false;
+  std::vector<block_q8_0> q8_;
+};
+
+// out[b * w.rows + r] = W[r] . x[b] for b < x.batch(), r < w.rows.
+void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool);
+
+// The same for one weight row and one token (what matmul computes per element).
+float dot_row(const Matrix& w, int64_t r, const LinearInput& x, int b);
+
+}  // namespace r1pi

@@ -1,0 +1,109 @@
+#include "layers/llama_forward.h"
+
+#include <cstring>
+#include <string>
+
+#include "common/error.h"
+#include "layers/attention.h"
+#include "neon/kernels.h"
+#include "neon/quantize.h"
+#include "runtime/thread_pool.h"
+
+namespace r1pi {
+
+LlamaForward::LlamaForward(const LlamaConfig& config, const LlamaWeights& weights,
+                           const Shard& shard, int n_ctx, ThreadPool& pool, ShardSync& sync)
+    : config_(config), weights_(weights), shard_(shard), pool_(pool), sync_(sync),
+      cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size() * config.head_dim)),
+      rope_(config, n_ctx),
+      n_q_local_(int(shard.kv_heads.size() * (config.n_heads / config.n_kv_heads))),
+      n_kv_local_(int(shard.kv_heads.size())) {}
+
+void LlamaForward::resize(int B) {
+  const size_t dim = config_.dim, hd = config_.head_dim;
+  x_.resize(B * dim);
+  xb_.resize(B * dim);
+  q_.resize(B * n_q_local_ * hd);
+  k_.resize(B * n_kv_local_ * hd);
+  v_.resize(B * n_kv_local_ * hd);
+  att_.resize(B * n_q_local_ * hd);
+  delta_.resize(B * dim);
+  gate_.resize(B * size_t(shard_.ffn.size()));
+  up_.resize(B * size_t(shard_.ffn.size()));
+}
+
+const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, int pos,
+                                                LogitsFor which) {
+  if (B <= 0) throw Error("forward: empty batch");
+  if (pos < 0 || pos + B > cache_.n_ctx())
+    throw Error("context overflow: positions " + std::to_string(pos) + ".." +
+                std::to_string(pos + B - 1) + " do not fit the context of " +
+                std::to_string(cache_.n_ctx()) + " tokens (raise -c/--ctx-size)");
+  for (int b = 0; b < B; ++b)
+    if (tokens[b] < 0 || uint32_t(tokens[b]) >= config_.n_vocab)
+      throw Error("token id " + std::to_string(tokens[b]) + " is outside the vocabulary of " +
+                  std::to_string(config_.n_vocab));
+  resize(B);
+  const Kernels& k = kernels();
+  const int64_t dim = config_.dim, hd = config_.head_dim;
+  const int64_t q_dim = n_q_local_ * hd, kv_dim = n_kv_local_ * hd, ffn = shard_.ffn.size();
+  const float eps = config_.rms_eps;
+
+  // ---- token embedding ----
+  for (int b = 0; b < B; ++b)
+    dequantize_row(weights_.token_embd.type, weights_.token_embd.row(tokens[b]), &x_[b * dim], dim);
+
+  for (uint32_t l = 0; l < config_.n_layers; ++l) {
+    const LayerWeights& L = weights_.layers[l];
+
+    // ---- attention: xb = rmsnorm(x); q, k, v = Wq xb, Wk xb, Wv xb ----
+    for (int b = 0; b < B; ++b) k.rmsnorm(&xb_[b * dim], &x_[b * dim], L.attn_norm.data(), dim, eps);
+    in_.set(xb_.data(), B, dim);
+    matmul(L.wq, in_, q_.data(), pool_);
+    matmul(L.wk, in_, k_.data(), pool_);
+    matmul(L.wv, in_, v_.data(), pool_);
+
+    // ---- RoPE on q and k, then k and v into the cache ----
+    for (int b = 0; b < B; ++b) {
+      k.rope(&q_[b * q_dim], n_q_local_, hd, rope_.cos_at(pos + b), rope_.sin_at(pos + b));
+      k.rope(&k_[b * kv_dim], n_kv_local_, hd, rope_.cos_at(pos + b), rope_.sin_at(pos + b));
+      std::memcpy(cache_.key(int(l), pos + b), &k_[b * kv_dim], sizeof(float) * kv_dim);
+      std::memcpy(cache_.value(int(l), pos + b), &v_[b * kv_dim], sizeof(float) * kv_dim);
+    }
+
+    // ---- causal grouped-query attention over the cache ----
+    attention(q_.data(), cache_, int(l), pos, B, {n_q_local_, n_kv_local_, int(hd)}, att_.data(),
+              pool_);
+
+    // ---- x += Wo att (the ranks' partial sums combined) ----
+    in_.set(att_.data(), B, q_dim);
+    matmul(L.wo, in_, delta_.data(), pool_);
+    sync_.reduce_sum(delta_.data(), B, dim);
+    for (int64_t i = 0; i < B * dim; ++i) x_[i] += delta_[i];
+
+    // ---- FFN: x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x) ----
+    for (int b = 0; b < B; ++b) k.rmsnorm(&xb_[b * dim], &x_[b * dim], L.ffn_norm.data(), dim, eps);
+    in_.set(xb_.data(), B, dim);
+    matmul(L.w1, in_, gate_.data(), pool_);
+    matmul(L.w3, in_, up_.data(), pool_);
+    for (int b = 0; b < B; ++b) k.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
+    in_.set(gate_.data(), B, ffn);
+    matmul(L.w2, in_, delta_.data(), pool_);
+    sync_.reduce_sum(delta_.data(), B, dim);
+    for (int64_t i = 0; i < B * dim; ++i) x_[i] += delta_[i];
+  }
+
+  // ---- final norm and logits of this shard's vocabulary rows ----
+  const int first = which == LogitsFor::All ? 0 : B - 1;
+  const int n_out = which == LogitsFor::None ? 0 : B - first;
+  logits_.resize(size_t(n_out) * shard_.vocab.size());
+  if (n_out > 0) {
+    for (int b = 0; b < n_out; ++b)
+      k.rmsnorm(&xb_[b * dim], &x_[(first + b) * dim], weights_.output_norm.data(), dim, eps);
+    in_.set(xb_.data(), n_out, dim);
+    matmul(weights_.output, in_, logits_.data(), pool_);
+  }
+  return logits_;
+}
+
+}  // namespace r1pi

@@ -1,0 +1,24 @@
+#include "layers/rope_table.h"
+
+#include <cmath>
+
+namespace r1pi {
+
+RopeTable::RopeTable(const LlamaConfig& config, int n_ctx) : pairs_(config.head_dim / 2) {
+  cos_.assign(size_t(n_ctx) * pairs_, 1.0f);
+  sin_.assign(size_t(n_ctx) * pairs_, 0.0f);
+  const size_t rotated = config.rope_dim / 2;
+  std::vector<double> inv_freq(rotated);
+  for (size_t i = 0; i < rotated; ++i) {
+    inv_freq[i] = std::pow(double(config.rope_base), -2.0 * double(i) / double(config.rope_dim));
+    if (!config.rope_freq_factors.empty()) inv_freq[i] /= double(config.rope_freq_factors[i]);
+  }
+  for (int pos = 0; pos < n_ctx; ++pos)
+    for (size_t i = 0; i < rotated; ++i) {
+      const double theta = double(pos) * inv_freq[i];
+      cos_[size_t(pos) * pairs_ + i] = float(std::cos(theta));
+      sin_[size_t(pos) * pairs_ + i] = float(std::sin(theta));
+    }
+}
+
+}  // namespace r1pi

@@ -1,0 +1,24 @@
+// cos/sin of every rotation angle, computed once per process in double precision and rounded to
+// float, so that every backend (and x86 vs ARM libm) sees the same table.
+//   theta(pos, i) = pos * base^(-2i / rope_dim) / freq_factor[i]   (llama.cpp's RoPE with llama3
+//   frequency factors). Pairs beyond rope_dim/2 get cos 1, sin 0: they are not rotated.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/llama_config.h"
+
+namespace r1pi {
+
+class RopeTable {
+ public:
+  RopeTable(const LlamaConfig& config, int n_ctx);
+  const float* cos_at(int pos) const { return cos_.data() + size_t(pos) * pairs_; }
+  const float* sin_at(int pos) const { return sin_.data() + size_t(pos) * pairs_; }
+
+ private:
+  size_t pairs_;
+  std::vector<float> cos_, sin_;
+};
+
+}  // namespace r1pi

@@ -1,0 +1,58 @@
+// The weights one rank computes with: its slices of every tensor, copied out of the GGUF mapping
+// into buffers it owns, so that the mapping can be released and only the shard stays resident.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "model/llama_config.h"
+#include "model/shard.h"
+#include "neon/ggml_type.h"
+
+namespace r1pi {
+
+class GgufFile;
+
+// A row-major matrix of `rows` rows of `cols` elements in one ggml type (y = W x takes x of
+// length cols and gives `rows` outputs).
+struct Matrix {
+  GgmlType type = GgmlType::F32;
+  int64_t cols = 0;
+  int64_t rows = 0;
+  size_t row_bytes = 0;
+  const uint8_t* data = nullptr;
+
+  const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
+  size_t bytes() const { return size_t(rows) * row_bytes; }
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm;   // [dim]
+  Matrix wq, wk, wv;              // local query / key / value rows
+  Matrix wo;                      // all dim rows, the columns of the local heads
+  std::vector<float> ffn_norm;    // [dim]
+  Matrix w1, w3;                  // gate and up: local hidden rows
+  Matrix w2;                      // down: all dim rows, the columns of the local hidden units
+};
+
+struct LlamaWeights {
+  Matrix token_embd;              // all vocab rows: every rank embeds its own tokens
+  std::vector<LayerWeights> layers;
+  std::vector<float> output_norm; // [dim]
+  Matrix output;                  // local vocab rows (token_embd's rows when tied)
+
+  // Copies this shard's slices out of the mapping. progress(done_bytes, total_bytes) is called
+  // now and then. Throws r1pi::Error when a slice is not block-aligned.
+  static LlamaWeights load(const GgufFile& file, const LlamaConfig& config, const Shard& shard,
+                           const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+  uint64_t total_bytes() const;   // bytes held (matrices + norms)
+
+ private:
+  std::vector<std::unique_ptr<uint8_t[]>> buffers_;
+  Matrix copy_slice(const GgufFile& file, const char* name, int64_t row_begin, int64_t row_end,
+                    int64_t col_begin, int64_t col_end);
+};
+
+}  // namespace r1pi

@@ -1,0 +1,76 @@
+#include "runtime/generator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/error.h"
+
+namespace r1pi {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+void check_fits_context(size_t n_prompt, int n_predict, int n_ctx) {
+  if (n_prompt == 0) throw Error("empty prompt: nothing to start from");
+  if (n_prompt >= size_t(n_ctx))
+    throw Error("the prompt is " + std::to_string(n_prompt) + " tokens and does not fit the context of " +
+                std::to_string(n_ctx) + " tokens (raise -c/--ctx-size)");
+  if (n_predict > 0 && n_prompt + size_t(n_predict) > size_t(n_ctx))
+    throw Error("context overflow: " + std::to_string(n_prompt) + " prompt tokens + " +
+                std::to_string(n_predict) + " to generate exceed the context of " +
+                std::to_string(n_ctx) + " tokens (raise -c/--ctx-size or lower -n)");
+}
+
+GenerationResult generate(LlamaForward& model, const Tokenizer& tokenizer,
+                          const std::vector<int32_t>& prompt, const GenerationOptions& options,
+                          const std::function<void(const std::string&)>& on_text) {
+  check_fits_context(prompt.size(), options.n_predict, model.n_ctx());
+  GenerationResult result;
+  Sampler sampler(options.sampler);
+  StreamDecoder decoder(tokenizer);
+  const int n_vocab = int(model.shard().vocab.size());
+
+  // ---- prefill: the prompt in batches, logits of the last token only ----
+  auto start = std::chrono::steady_clock::now();
+  const int n_prompt = int(prompt.size());
+  const int batch = std::max(1, options.batch_size);
+  const std::vector<float>* logits = nullptr;
+  for (int pos = 0; pos < n_prompt; pos += batch) {
+    const int B = std::min(batch, n_prompt - pos);
+    logits = &model.forward(prompt.data() + pos, B, pos,
+                            pos + B == n_prompt ? LogitsFor::Last : LogitsFor::None);
+  }
+  result.prefill_tokens = n_prompt;
+  result.prefill_seconds = seconds_since(start);
+
+  // ---- decode: sample, show, feed back ----
+  start = std::chrono::steady_clock::now();
+  int pos = n_prompt;
+  for (;;) {
+    const int32_t token = sampler.sample(logits->data(), n_vocab);
+    result.generated.push_back(token);
+    if (tokenizer.is_end_of_generation(token)) {
+      result.stop_reason = "eog";
+      break;
+    }
+    if (on_text) on_text(decoder.push(token));
+    if (options.n_predict > 0 && int(result.generated.size()) >= options.n_predict) {
+      result.stop_reason = "n_predict";
+      break;
+    }
+    if (pos >= model.n_ctx()) {
+      result.stop_reason = "context full";
+      break;
+    }
+    logits = &model.forward(&token, 1, pos++, LogitsFor::Last);
+    ++result.decode_tokens;
+  }
+  if (on_text) on_text(decoder.flush());
+  result.decode_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace r1pi

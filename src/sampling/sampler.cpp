@@ -1,0 +1,75 @@
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "neon/kernels.h"
+
+namespace r1pi {
+
+int32_t argmax(const float* logits, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i)
+    if (logits[i] > logits[best]) best = i;
+  return int32_t(best);
+}
+
+Sampler::Sampler(const SamplerParams& params) : params_(params), state_(params.seed) {}
+
+// splitmix64: tiny, fast, and the same sequence on every platform.
+double Sampler::next_uniform() {
+  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+int32_t Sampler::sample(const float* logits, int64_t n) {
+  if (greedy()) return argmax(logits, n);
+  // Candidates ordered by logit, ties by id, so the order never depends on the sort algorithm.
+  auto better = [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  };
+  candidates_.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) candidates_[i] = {logits[i], int32_t(i)};
+  size_t keep = size_t(n);
+  if (params_.top_k > 0 && size_t(params_.top_k) < keep) {
+    keep = size_t(params_.top_k);
+    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), better);
+  } else {
+    std::sort(candidates_.begin(), candidates_.end(), better);
+  }
+  candidates_.resize(keep);
+
+  // Softmax at the temperature, with r1pi's exp so every platform gets the same probabilities.
+  std::vector<double> p(keep);
+  double sum = 0;
+  for (size_t i = 0; i < keep; ++i) {
+    p[i] = expf_r1pi((candidates_[i].logit - candidates_[0].logit) / params_.temperature);
+    sum += p[i];
+  }
+  // Nucleus: the smallest prefix whose probability reaches top_p (at least one token).
+  if (params_.top_p < 1.0f) {
+    double cum = 0;
+    size_t cut = keep;
+    for (size_t i = 0; i < keep; ++i) {
+      cum += p[i] / sum;
+      if (cum >= params_.top_p) {
+        cut = i + 1;
+        break;
+      }
+    }
+    keep = cut;
+    sum = 0;
+    for (size_t i = 0; i < keep; ++i) sum += p[i];
+  }
+  double r = next_uniform() * sum;
+  for (size_t i = 0; i < keep; ++i) {
+    r -= p[i];
+    if (r < 0) return candidates_[i].id;
+  }
+  return candidates_[keep - 1].id;
+}
+
+}  // namespace r1pi

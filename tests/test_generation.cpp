@@ -1,0 +1,204 @@
+// The single-rank engine end to end on a generated tiny model: the sha256 of greedy output must not
+// depend on the batch size, the thread count or the run; the CLI prints its summary and refuses bad
+// input with a clear message and exit status 1.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+
+#include "common/error.h"
+#include "common/token_hash.h"
+#include "layers/llama_forward.h"
+#include "model/model_loader.h"
+#include "runtime/generator.h"
+#include "runtime/thread_pool.h"
+#include "test_support.h"
+#include "tools/model_maker.h"
+
+namespace r1pi {
+namespace {
+
+const std::string& tiny_model() {
+  static const std::string path = [] {
+    std::string p = test::scratch_dir("generation") + "/tiny.gguf";
+    MakeOptions o;
+    o.preset = "tiny";
+    o.seed = 7;
+    o.progress = false;
+    make_model(o, p);
+    return p;
+  }();
+  return path;
+}
+
+const LoadedModel& tiny() {
+  static const LoadedModel model = load_model(tiny_model(), nullptr, false);
+  return model;
+}
+
+struct GreedyRun {
+  std::vector<int32_t> ids;
+  std::string sha;
+};
+
+GreedyRun greedy_run(int threads, int batch_size, int n_predict = 24, float temperature = 0.0f,
+               uint64_t seed = 0) {
+  const LoadedModel& m = tiny();
+  ThreadPool pool(threads);
+  NoSync sync;
+  LlamaForward forward(m.config, m.weights, m.shard, 256, pool, sync);
+  GenerationOptions o;
+  o.n_predict = n_predict;
+  o.batch_size = batch_size;
+  o.sampler = {temperature, 40, 0.95f, seed};
+  const std::vector<int32_t> prompt =
+      m.tokenizer->encode("Once upon a time, in a land far away, there lived", true, true);
+  GenerationResult r = generate(forward, *m.tokenizer, prompt, o, {});
+  return {r.generated, token_ids_sha256(r.generated)};
+}
+
+TEST(Generation, ShaIndependentOfBatchSize) {
+  const GreedyRun one = greedy_run(1, 1);
+  EXPECT_EQ(one.ids.size(), 24u);
+  for (int batch : {2, 5, 64}) EXPECT_EQ(greedy_run(1, batch).sha, one.sha) << "batch " << batch;
+}
+
+TEST(Generation, ShaIndependentOfThreadCount) {
+  const GreedyRun one = greedy_run(1, 64);
+  for (int threads : {2, 3, 4}) EXPECT_EQ(greedy_run(threads, 64).sha, one.sha) << threads;
+}
+
+TEST(Generation, RepeatedRunsAgree) {
+  EXPECT_EQ(greedy_run(2, 16).sha, greedy_run(2, 16).sha);
+}
+
+TEST(Generation, SamplingRepeatsForASeed) {
+  const GreedyRun a = greedy_run(2, 16, 24, 0.9f, 1234);
+  EXPECT_EQ(a.sha, greedy_run(1, 3, 24, 0.9f, 1234).sha);
+}
+
+TEST(Generation, PrefillLogitsEqualTokenByTokenBytes) {
+  const LoadedModel& m = tiny();
+  ThreadPool pool(2);
+  NoSync sync;
+  const std::vector<int32_t> tokens = m.tokenizer->encode("The quick brown fox jumps", true, false);
+  LlamaForward batched(m.config, m.weights, m.shard, 64, pool, sync);
+  const std::vector<float> all = batched.forward(tokens.data(), int(tokens.size()), 0, LogitsFor::All);
+  LlamaForward single(m.config, m.weights, m.shard, 64, pool, sync);
+  const size_t V = m.shard.vocab.size();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::vector<float>& one = single.forward(&tokens[i], 1, int(i), LogitsFor::Last);
+    ASSERT_EQ(one.size(), V);
+    EXPECT_EQ(std::memcmp(one.data(), all.data() + i * V, V * sizeof(float)), 0) << "position " << i;
+  }
+}
+
+TEST(Generation, ForwardRefusesBadTokensAndOverflow) {
+  const LoadedModel& m = tiny();
+  ThreadPool pool(1);
+  NoSync sync;
+  LlamaForward f(m.config, m.weights, m.shard, 8, pool, sync);
+  const int32_t bad = int32_t(m.config.n_vocab);
+  EXPECT_THROW(f.forward(&bad, 1, 0, LogitsFor::Last), Error);
+  const std::vector<int32_t> nine(9, 1);
+  EXPECT_THROW(f.forward(nine.data(), 9, 0, LogitsFor::Last), Error);
+  const int32_t ok = 1;
+  EXPECT_THROW(f.forward(&ok, 1, 8, LogitsFor::Last), Error);
+}
+
+TEST(Generation, ContextChecks) {
+  EXPECT_THROW(check_fits_context(0, 10, 100), Error);
+  EXPECT_THROW(check_fits_context(100, 10, 100), Error);
+  EXPECT_THROW(check_fits_context(50, 60, 100), Error);
+  EXPECT_NO_THROW(check_fits_context(50, 50, 100));
+  EXPECT_NO_THROW(check_fits_context(99, -1, 100));
+}
+
+// ---- the r1pi program ----
+
+std::string r1pi() { return test::bin_dir() + "/r1pi"; }
+
+TEST(Cli, PrintsSummaryAndTheSameShaAsTheLibrary) {
+  const test::CommandResult r = test::run_command(
+      r1pi() + " -m " + tiny_model() +
+      " -p 'Once upon a time, in a land far away, there lived' -n 24 --temp 0 -t 2 -c 256");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\nprefill: \d+ tokens, [0-9.]+ tok/s)")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\ndecode: \d+ tokens, [0-9.]+ tok/s)")));
+  std::smatch sha;
+  ASSERT_TRUE(std::regex_search(r.output, sha, std::regex(R"(\nsha256: ([0-9a-f]{64})\n)")));
+  EXPECT_EQ(sha[1].str(), greedy_run(1, 64).sha);
+}
+
+void expect_error(const std::string& args, const std::string& message_part) {
+  const test::CommandResult r = test::run_command(r1pi() + " " + args);
+  EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find("error: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(message_part), std::string::npos) << "wanted '" << message_part << "' in\n"
+                                                           << r.output;
+}
+
+TEST(Cli, MissingModelFile) { expect_error("-m /nonexistent/model.gguf -p hi", "/nonexistent/model.gguf"); }
+
+TEST(Cli, EmptyPrompt) { expect_error("-m " + tiny_model() + " -p ''", "empty prompt"); }
+
+TEST(Cli, MissingPromptFile) {
+  expect_error("-m " + tiny_model() + " -f /nonexistent/prompt.txt", "/nonexistent/prompt.txt");
+}
+
+TEST(Cli, PromptDoesNotFitContext) {
+  expect_error("-m " + tiny_model() + " -c 8 -p 'a prompt that is much longer than eight tokens'",
+               "does not fit the context");
+}
+
+TEST(Cli, GenerationOverflowsContext) {
+  expect_error("-m " + tiny_model() + " -c 32 -n 100 -p 'hello'", "context overflow");
+}
+
+TEST(Cli, NotAGgufFile) {
+  const std::string path = test::scratch_dir("cli-bad") + "/not.gguf";
+  std::ofstream(path) << "this is not a model";
+  expect_error("-m " + path + " -p hi", path);
+}
+
+// A minimal GGUF v3 file by hand: one metadata string and one tensor of the given type.
+std::string write_small_gguf(const std::string& name, const std::string& arch, uint32_t type) {
+  std::string b = "GGUF";
+  auto u32 = [&](uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); };
+  auto u64 = [&](uint64_t v) { b.append(reinterpret_cast<const char*>(&v), 8); };
+  auto str = [&](const std::string& s) { u64(s.size()); b += s; };
+  u32(3);
+  u64(1);  // tensors
+  u64(1);  // metadata
+  str("general.architecture");
+  u32(8);
+  str(arch);
+  str("x.weight");
+  u32(1);
+  u64(256);
+  u32(type);
+  u64(0);
+  b.resize((b.size() + 31) / 32 * 32, '\0');
+  b.append(1024, '\0');
+  const std::string path = test::scratch_dir("cli-" + name) + "/" + name + ".gguf";
+  std::ofstream(path, std::ios::binary) << b;
+  return path;
+}
+
+TEST(Cli, UnknownArchitecture) {
+  expect_error("-m " + write_small_gguf("arch", "falcon", 0) + " -p hi", "falcon");
+}
+
+TEST(Cli, UnsupportedTensorType) {
+  expect_error("-m " + write_small_gguf("type", "llama", 12) + " -p hi", "unsupported type");
+}
+
+TEST(Cli, BadFlagIsRefused) {
+  const test::CommandResult r = test::run_command(r1pi() + " -m x.gguf -p hi --threads 0");
+  EXPECT_NE(r.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace r1pi
