@@ -32,34 +32,32 @@ void LinearInput::ensure_q8_0(ThreadPool& pool) {
   q8_ready_ = true;
 }
 
-float dot_row(const Matrix& w, int64_t r, const LinearInput& x, int b) {
-  const Kernels& k = kernels();
-  const void* row = w.row(r);
-  switch (w.type) {
-    case GgmlType::Q4_0:
-      return k.vec_dot_q4_0_q8_0(w.cols, static_cast<const block_q4_0*>(row), x.q8_0_row(b));
-    case GgmlType::Q8_0:
-      return k.vec_dot_q8_0_q8_0(w.cols, static_cast<const block_q8_0*>(row), x.q8_0_row(b));
-    case GgmlType::Q6_K:
-      return k.vec_dot_q6_K_q8_0(w.cols, static_cast<const block_q6_K*>(row), x.q8_0_row(b));
-    case GgmlType::F16:
-      return k.vec_dot_f16_f32(w.cols, static_cast<const uint16_t*>(row), x.f32_row(b));
-    case GgmlType::F32:
-      return k.vec_dot_f32(w.cols, static_cast<const float*>(row), x.f32_row(b));
-  }
-  return 0;
-}
-
 void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool) {
   if (w.cols != x.cols())
     throw Error("matmul: weight rows of " + std::to_string(w.cols) + " against input of " +
                 std::to_string(x.cols()));
-  if (takes_q8_0(w.type)) x.ensure_q8_0(pool);
-  const int B = x.batch();
-  // Rows in chunks: each weight row is read once and used for all B tokens while it is in cache.
+  const Kernels& k = kernels();
+  const bool q8 = takes_q8_0(w.type);
+  if (q8) x.ensure_q8_0(pool);
+  void (*kernel)(const MatmulArgs&) = nullptr;
+  switch (w.type) {
+    case GgmlType::Q4_0: kernel = k.matmul_q4_0_q8_0; break;
+    case GgmlType::Q8_0: kernel = k.matmul_q8_0_q8_0; break;
+    case GgmlType::Q6_K: kernel = k.matmul_q6_K_q8_0; break;
+    case GgmlType::F16: kernel = k.matmul_f16_f32; break;
+    case GgmlType::F32: kernel = k.matmul_f32_f32; break;
+  }
+  MatmulArgs args{w.cols, w.data, w.row_bytes, 0, 0,
+                  q8 ? reinterpret_cast<const uint8_t*>(x.q8_0_row(0))
+                     : reinterpret_cast<const uint8_t*>(x.f32_row(0)),
+                  q8 ? sizeof(block_q8_0) * size_t(x.cols() / QK8_0) : sizeof(float) * size_t(x.cols()),
+                  x.batch(), out, w.rows};
+  // Rows in chunks: each chunk streams its weight rows once for all B tokens.
   pool.parallel_for(w.rows, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      for (int b = 0; b < B; ++b) out[int64_t(b) * w.rows + r] = dot_row(w, r, x, b);
+    MatmulArgs chunk = args;
+    chunk.r0 = r0;
+    chunk.r1 = r1;
+    kernel(chunk);
   }, 16);
 }
 

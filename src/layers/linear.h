@@ -37,7 +37,4 @@ class LinearInput {
 // out[b * w.rows + r] = W[r] . x[b] for b < x.batch(), r < w.rows.
 void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool);
 
-// The same for one weight row and one token (what matmul computes per element).
-float dot_row(const Matrix& w, int64_t r, const LinearInput& x, int b);
-
 }  // namespace r1pi

@@ -28,11 +28,29 @@
 //   x0 = x[2i], x1 = x[2i+1]:  x[2i] = x0 * c[i] - x1 * s[i];  x[2i+1] = x0 * s[i] + x1 * c[i]
 // axpy: y[i] = fma(a, x[i], y[i])
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "neon/quant_blocks.h"
 
 namespace r1pi {
+
+// A block of a matrix product: rows [r0, r1) of W times B activation rows.
+//   out[b * out_stride + r] = vec_dot(n, W row r, x row b)   for r0 <= r < r1, b < B
+// W rows are w_row_bytes apart; x rows x_row_bytes apart (Q8_0 blocks or floats, as the weight type's
+// vec_dot takes them). Every output element must equal the vec_dot of its row and token bit for bit,
+// however a backend tiles the work: that is what makes prefill equal token-by-token decoding.
+struct MatmulArgs {
+  int64_t n;
+  const uint8_t* w;
+  size_t w_row_bytes;
+  int64_t r0, r1;
+  const uint8_t* x;
+  size_t x_row_bytes;
+  int B;
+  float* out;
+  int64_t out_stride;
+};
 
 struct Kernels {
   const char* name;  // "scalar", "avx2", "neon-dotprod", "neon"
@@ -44,6 +62,12 @@ struct Kernels {
   float (*vec_dot_q6_K_q8_0)(int64_t n, const block_q6_K* w, const block_q8_0* x);
   float (*vec_dot_f16_f32)(int64_t n, const uint16_t* w, const float* x);
   float (*vec_dot_f32)(int64_t n, const float* a, const float* b);
+
+  void (*matmul_q4_0_q8_0)(const MatmulArgs& a);
+  void (*matmul_q8_0_q8_0)(const MatmulArgs& a);
+  void (*matmul_q6_K_q8_0)(const MatmulArgs& a);
+  void (*matmul_f16_f32)(const MatmulArgs& a);
+  void (*matmul_f32_f32)(const MatmulArgs& a);
 
   void (*rmsnorm)(float* out, const float* x, const float* w, int64_t n, float eps);
   void (*softmax)(float* x, int64_t n);

@@ -120,6 +120,16 @@ void axpy(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
 }
 
+// The matrix products as plain loops over the row dot products (the definition of their results).
+template <typename W, typename X, float (*Dot)(int64_t, const W*, const X*)>
+void matmul_by_rows(const MatmulArgs& a) {
+  for (int64_t r = a.r0; r < a.r1; ++r)
+    for (int b = 0; b < a.B; ++b)
+      a.out[b * a.out_stride + r] =
+          Dot(a.n, reinterpret_cast<const W*>(a.w + r * a.w_row_bytes),
+              reinterpret_cast<const X*>(a.x + b * a.x_row_bytes));
+}
+
 const Kernels kScalar = {
     "scalar",
     quantize_row_q8_0_ref,
@@ -128,6 +138,11 @@ const Kernels kScalar = {
     vec_dot_q6_K_q8_0,
     vec_dot_f16_f32,
     vec_dot_f32,
+    matmul_by_rows<block_q4_0, block_q8_0, vec_dot_q4_0_q8_0>,
+    matmul_by_rows<block_q8_0, block_q8_0, vec_dot_q8_0_q8_0>,
+    matmul_by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>,
+    matmul_by_rows<uint16_t, float, vec_dot_f16_f32>,
+    matmul_by_rows<float, float, vec_dot_f32>,
     rmsnorm,
     softmax,
     silu_mul,
