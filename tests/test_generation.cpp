@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <regex>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/token_hash.h"
@@ -21,7 +22,8 @@ namespace {
 
 const std::string& tiny_model() {
   static const std::string path = [] {
-    std::string p = test::scratch_dir("generation") + "/tiny.gguf";
+    // ctest runs every test in its own process, in parallel: each process makes its own copy.
+    std::string p = test::scratch_dir("generation-" + std::to_string(getpid())) + "/tiny.gguf";
     MakeOptions o;
     o.preset = "tiny";
     o.seed = 7;

@@ -121,8 +121,22 @@ GgufFile GgufFile::open(const std::string& path) {
   file.map_ = mapping.data;
   file.map_size_ = mapping.size;
   file.file_size_ = mapping.size;
+  file.parse(file.map_, file.map_size_);
+  return file;
+}
 
-  GgufByteReader reader(file.map_, file.map_size_, path);
+GgufFile GgufFile::from_header(const std::string& label, const uint8_t* bytes, size_t n,
+                               uint64_t file_size) {
+  GgufFile file;
+  file.path_ = label;
+  file.file_size_ = file_size;
+  file.parse(bytes, n);
+  return file;
+}
+
+void GgufFile::parse(const uint8_t* bytes, size_t n) {
+  GgufFile& file = *this;
+  GgufByteReader reader(bytes, n, path_);
   Header header = read_header(reader);
   file.version_ = header.version;
   file.metadata_ = read_gguf_metadata(reader, header.n_metadata);
@@ -130,7 +144,19 @@ GgufFile GgufFile::open(const std::string& path) {
   file.tensors_ = read_gguf_tensor_infos(reader, header.n_tensors, file.alignment_);
   file.data_offset_ = gguf_format::align_up(reader.position(), file.alignment_);
   check_gguf_tensor_layout(file.tensors_, file.data_offset_, file.file_size_, reader);
-  return file;
+}
+
+const uint8_t* GgufFile::header_bytes() const {
+  if (!map_) fail(path_, "header read after the file was released");
+  return map_;
+}
+
+void GgufFile::drop_pages(const GgufTensorInfo& tensor) const {
+  if (!map_) return;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = uintptr_t(tensor_data(tensor)) & ~(page - 1);
+  const uintptr_t end = uintptr_t(tensor_data(tensor) + tensor.n_bytes);
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 GgufFile::GgufFile(GgufFile&& other) noexcept { *this = std::move(other); }

@@ -73,6 +73,18 @@ class GgufFile {
   // Start of a tensor's bytes inside the mapping (valid until release() or destruction).
   const uint8_t* tensor_data(const GgufTensorInfo& tensor) const;
 
+  // The file's first data_offset() bytes (header, metadata, tensor infos), while mapped: what a
+  // rank that has the file sends to ranks that do not (--weights-from-root).
+  const uint8_t* header_bytes() const;
+  // Parses header bytes received from another rank: metadata and tensor infos as open() would
+  // validate them against a file of file_size bytes, without any tensor data (tensor_data()
+  // throws). label names the file in messages.
+  static GgufFile from_header(const std::string& label, const uint8_t* bytes, size_t n,
+                              uint64_t file_size);
+  // Tells the kernel that a tensor's pages are no longer needed (after copying out a slice), so
+  // that a rank's resident memory stays near its shard while it loads.
+  void drop_pages(const GgufTensorInfo& tensor) const;
+
   // Unmaps the file: metadata and tensor infos stay, tensor_data() may no longer be called.
   // Ranks that copied their slices call this so that only their shard stays resident.
   void release();
@@ -80,6 +92,7 @@ class GgufFile {
 
  private:
   GgufFile() = default;
+  void parse(const uint8_t* bytes, size_t n);  // header, metadata, tensor infos; validates
   std::string path_;
   uint32_t version_ = 0;
   uint64_t file_size_ = 0;

@@ -13,6 +13,7 @@
 namespace r1pi {
 
 class GgufFile;
+class SliceSource;
 
 // A row-major matrix of `rows` rows of `cols` elements in one ggml type (y = W x takes x of
 // length cols and gives `rows` outputs).
@@ -42,17 +43,17 @@ struct LlamaWeights {
   std::vector<float> output_norm; // [dim]
   Matrix output;                  // local vocab rows (token_embd's rows when tied)
 
-  // Copies this shard's slices out of the mapping. progress(done_bytes, total_bytes) is called
-  // now and then. Throws r1pi::Error when a slice is not block-aligned.
+  // Copies this shard's slices (plan_slices) from source into buffers of its own; file supplies
+  // the tensor infos. progress(done_bytes, total_bytes) is called after each slice. Throws
+  // r1pi::Error when a tensor is missing or a slice is not block-aligned.
   static LlamaWeights load(const GgufFile& file, const LlamaConfig& config, const Shard& shard,
+                           SliceSource& source,
                            const std::function<void(uint64_t, uint64_t)>& progress = {});
 
   uint64_t total_bytes() const;   // bytes held (matrices + norms)
 
  private:
   std::vector<std::unique_ptr<uint8_t[]>> buffers_;
-  Matrix copy_slice(const GgufFile& file, const char* name, int64_t row_begin, int64_t row_end,
-                    int64_t col_begin, int64_t col_end);
 };
 
 }  // namespace r1pi

@@ -1,6 +1,7 @@
 // Opens a GGUF model, reads its configuration and vocabulary, copies this rank's weight slices and
 // releases the mapping.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,9 @@
 
 namespace r1pi {
 
+class GgufFile;
+class SliceSource;
+
 struct LoadedModel {
   LlamaConfig config;
   Shard shard;
@@ -19,8 +23,17 @@ struct LoadedModel {
   uint64_t file_bytes = 0;
 };
 
-// shard: nullptr for the whole model. progress: show a progress line on stderr (only when it is a
-// terminal). Throws r1pi::Error naming the file and the problem.
-LoadedModel load_model(const std::string& path, const Shard* shard, bool progress);
+// Picks this rank's shard once the configuration is known; empty: the whole model.
+using ShardChooser = std::function<Shard(const GgufFile&, const LlamaConfig&)>;
+
+// Reads the configuration and vocabulary from file and the weight slices from source.
+// progress: show a progress line on stderr (only when it is a terminal).
+LoadedModel build_model(const GgufFile& file, const ShardChooser& choose_shard,
+                        SliceSource& source, bool progress);
+
+// Opens path, builds the model from its mapping and releases it. Throws r1pi::Error naming the
+// file and the problem.
+LoadedModel load_model(const std::string& path, const ShardChooser& choose_shard = {},
+                       bool progress = false);
 
 }  // namespace r1pi

@@ -18,6 +18,16 @@ struct Shard {
   Range vocab;      // rows of the output matrix
 
   static Shard whole(const LlamaConfig& config);
+
+  // Rank `rank` of n_ranks: contiguous ranges, balanced to within one KV head, one block of
+  // ffn_block hidden units (the block size of ffn_down's type, so that its columns split on whole
+  // blocks) and one vocabulary row. Any rank count from 1 to n_kv_heads works, powers of two or
+  // not; more ranks than KV heads, or fewer FFN blocks than ranks, is an r1pi::Error.
+  static Shard for_rank(const LlamaConfig& config, int rank, int n_ranks, uint32_t ffn_block);
 };
+
+// [begin, end) of part `index` when `count` units are split into `parts` contiguous parts whose
+// sizes differ by at most one unit (the first count % parts parts get the extra unit).
+Range split_evenly(uint32_t count, int parts, int index);
 
 }  // namespace r1pi
