@@ -56,7 +56,8 @@ GreedyRun greedy_run(int threads, int batch_size, int n_predict = 24, float temp
   o.sampler = {temperature, 40, 0.95f, seed};
   const std::vector<int32_t> prompt =
       m.tokenizer->encode("Once upon a time, in a land far away, there lived", true, true);
-  GenerationResult r = generate(forward, *m.tokenizer, prompt, o, {});
+  LocalTokenSource source(forward);
+  GenerationResult r = generate(source, *m.tokenizer, prompt, o, {});
   return {r.generated, token_ids_sha256(r.generated)};
 }
 

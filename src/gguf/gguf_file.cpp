@@ -171,6 +171,7 @@ GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
   data_offset_ = other.data_offset_;
   metadata_ = std::move(other.metadata_);
   tensors_ = std::move(other.tensors_);
+  attached_ = std::move(other.attached_);
   map_ = other.map_;
   map_size_ = other.map_size_;
   other.map_ = nullptr;
@@ -200,8 +201,18 @@ const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
   return nullptr;
 }
 
+void GgufFile::attach_tensor_data(const std::string& name, std::vector<uint8_t> bytes) {
+  const GgufTensorInfo* t = find_tensor(name);
+  if (!t || bytes.size() != t->n_bytes) fail(path_, "tensor '" + name + "': attached bytes do not fit");
+  attached_.emplace_back(name, std::move(bytes));
+}
+
 const uint8_t* GgufFile::tensor_data(const GgufTensorInfo& tensor) const {
-  if (!map_) fail(path_, "tensor '" + tensor.name + "' read after the file was released");
+  if (!map_) {
+    for (const auto& [name, bytes] : attached_)
+      if (name == tensor.name) return bytes.data();
+    fail(path_, "tensor '" + tensor.name + "' read after the file was released");
+  }
   // The layout was validated for this file's tensors; this guards against an info from another
   // file.
   uint64_t data_size = data_offset_ <= map_size_ ? map_size_ - data_offset_ : 0;

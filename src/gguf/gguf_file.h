@@ -81,6 +81,9 @@ class GgufFile {
   // throws). label names the file in messages.
   static GgufFile from_header(const std::string& label, const uint8_t* bytes, size_t n,
                               uint64_t file_size);
+  // For a file made from_header: the bytes of one of its tensors (small ones such as rope_freqs
+  // that the configuration reads), then served by tensor_data().
+  void attach_tensor_data(const std::string& name, std::vector<uint8_t> bytes);
   // Tells the kernel that a tensor's pages are no longer needed (after copying out a slice), so
   // that a rank's resident memory stays near its shard while it loads.
   void drop_pages(const GgufTensorInfo& tensor) const;
@@ -102,6 +105,7 @@ class GgufFile {
   std::vector<GgufTensorInfo> tensors_;
   const uint8_t* map_ = nullptr;
   size_t map_size_ = 0;
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> attached_;
 };
 
 }  // namespace r1pi

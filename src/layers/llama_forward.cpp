@@ -91,6 +91,7 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     matmul(L.w2, in_, delta_.data(), pool_);
     sync_.reduce_sum(delta_.data(), B, dim);
     for (int64_t i = 0; i < B * dim; ++i) x_[i] += delta_[i];
+    if (observer_) observer_(l, x_.data(), B * dim);
   }
 
   // ---- final norm and logits of this shard's vocabulary rows ----

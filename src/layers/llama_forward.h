@@ -1,6 +1,7 @@
 // The Llama forward pass of one rank over its shard (the whole model when there is one rank).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "layers/kv_cache.h"
@@ -27,9 +28,12 @@ class LlamaForward {
   // for the last token or for all B tokens: rows of shard.vocab.size() floats.
   const std::vector<float>& forward(const int32_t* tokens, int B, int pos, LogitsFor which);
 
-  // The residual stream after the last forward (B rows of dim), for tests that compare ranks.
-  const std::vector<float>& hidden() const { return x_; }
+  // Called with the residual stream (B rows of dim) after every layer: lets ranks compare their
+  // hidden states.
+  using LayerObserver = std::function<void(uint32_t layer, const float* x, int64_t n)>;
+  void set_layer_observer(LayerObserver observer) { observer_ = std::move(observer); }
   int n_ctx() const { return cache_.n_ctx(); }
+  uint64_t kv_cache_bytes() const { return cache_.bytes(); }
   const LlamaConfig& config() const { return config_; }
   const Shard& shard() const { return shard_; }
 
@@ -47,6 +51,7 @@ class LlamaForward {
   // Scratch for B tokens, resized on demand.
   std::vector<float> x_, xb_, q_, k_, v_, att_, delta_, gate_, up_, logits_;
   LinearInput in_;
+  LayerObserver observer_;
 };
 
 }  // namespace r1pi

@@ -112,7 +112,6 @@ std::vector<float> tensor_rope_factors(const GgufFile& file, const LlamaConfig& 
   if (!file.find_tensor("rope_freqs.weight")) return {};
   const GgufTensorInfo& t =
       require_tensor(file, "rope_freqs.weight", {c.rope_dim / 2}, TensorKind::Vector);
-  if (!file.mapped()) throw Error(file.path() + ": rope_freqs.weight read after the file was released");
   std::vector<float> factors(c.rope_dim / 2);
   std::memcpy(factors.data(), file.tensor_data(t), factors.size() * sizeof(float));
   for (float f : factors) {

@@ -9,8 +9,7 @@
 
 namespace r1pi {
 
-LoadedModel build_model(const GgufFile& file, const ShardChooser& choose_shard,
-                        SliceSource& source, bool progress) {
+LoadedModel describe_model(const GgufFile& file, const ShardChooser& choose_shard) {
   LoadedModel model;
   model.file_bytes = file.file_size();
   model.config = LlamaConfig::from_gguf(file);
@@ -19,7 +18,10 @@ LoadedModel build_model(const GgufFile& file, const ShardChooser& choose_shard,
   if (uint32_t(model.tokenizer->n_vocab()) > model.config.n_vocab)
     throw Error(file.path() + ": the vocabulary has " + std::to_string(model.tokenizer->n_vocab()) +
                 " tokens but the model only " + std::to_string(model.config.n_vocab) + " rows");
+  return model;
+}
 
+void load_weights(LoadedModel& model, const GgufFile& file, SliceSource& source, bool progress) {
   const bool show = progress && isatty(STDERR_FILENO);
   int last_percent = -1;
   model.weights = LlamaWeights::load(file, model.config, model.shard, source,
@@ -32,13 +34,13 @@ LoadedModel build_model(const GgufFile& file, const ShardChooser& choose_shard,
                  done / 1e9, total / 1e9);
     if (done == total) std::fprintf(stderr, "\n");
   });
-  return model;
 }
 
 LoadedModel load_model(const std::string& path, const ShardChooser& choose_shard, bool progress) {
   GgufFile file = GgufFile::open(path);
   MappedSliceSource source(file);
-  LoadedModel model = build_model(file, choose_shard, source, progress);
+  LoadedModel model = describe_model(file, choose_shard);
+  load_weights(model, file, source, progress);
   file.release();
   return model;
 }

@@ -26,10 +26,11 @@ struct LoadedModel {
 // Picks this rank's shard once the configuration is known; empty: the whole model.
 using ShardChooser = std::function<Shard(const GgufFile&, const LlamaConfig&)>;
 
-// Reads the configuration and vocabulary from file and the weight slices from source.
-// progress: show a progress line on stderr (only when it is a terminal).
-LoadedModel build_model(const GgufFile& file, const ShardChooser& choose_shard,
-                        SliceSource& source, bool progress);
+// Reads the configuration and vocabulary and picks the shard (no weights yet).
+LoadedModel describe_model(const GgufFile& file, const ShardChooser& choose_shard);
+// Copies the shard's weight slices from source. progress: a progress line on stderr (only when it
+// is a terminal).
+void load_weights(LoadedModel& model, const GgufFile& file, SliceSource& source, bool progress);
 
 // Opens path, builds the model from its mapping and releases it. Throws r1pi::Error naming the
 // file and the problem.

@@ -24,24 +24,22 @@ void check_fits_context(size_t n_prompt, int n_predict, int n_ctx) {
                 std::to_string(n_ctx) + " tokens (raise -c/--ctx-size or lower -n)");
 }
 
-GenerationResult generate(LlamaForward& model, const Tokenizer& tokenizer,
+GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
                           const std::vector<int32_t>& prompt, const GenerationOptions& options,
                           const std::function<void(const std::string&)>& on_text) {
   check_fits_context(prompt.size(), options.n_predict, model.n_ctx());
   GenerationResult result;
   Sampler sampler(options.sampler);
   StreamDecoder decoder(tokenizer);
-  const int n_vocab = int(model.shard().vocab.size());
 
   // ---- prefill: the prompt in batches, logits of the last token only ----
   auto start = std::chrono::steady_clock::now();
   const int n_prompt = int(prompt.size());
   const int batch = std::max(1, options.batch_size);
-  const std::vector<float>* logits = nullptr;
+  int32_t token = -1;
   for (int pos = 0; pos < n_prompt; pos += batch) {
     const int B = std::min(batch, n_prompt - pos);
-    logits = &model.forward(prompt.data() + pos, B, pos,
-                            pos + B == n_prompt ? LogitsFor::Last : LogitsFor::None);
+    token = model.forward(prompt.data() + pos, B, pos, pos + B == n_prompt ? &sampler : nullptr);
   }
   result.prefill_tokens = n_prompt;
   result.prefill_seconds = seconds_since(start);
@@ -50,7 +48,6 @@ GenerationResult generate(LlamaForward& model, const Tokenizer& tokenizer,
   start = std::chrono::steady_clock::now();
   int pos = n_prompt;
   for (;;) {
-    const int32_t token = sampler.sample(logits->data(), n_vocab);
     result.generated.push_back(token);
     if (tokenizer.is_end_of_generation(token)) {
       result.stop_reason = "eog";
@@ -65,7 +62,7 @@ GenerationResult generate(LlamaForward& model, const Tokenizer& tokenizer,
       result.stop_reason = "context full";
       break;
     }
-    logits = &model.forward(&token, 1, pos++, LogitsFor::Last);
+    token = model.forward(&token, 1, pos++, &sampler);
     ++result.decode_tokens;
   }
   if (on_text) on_text(decoder.flush());

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/llama_forward.h"
+#include "runtime/token_source.h"
 #include "sampling/sampler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -30,7 +30,7 @@ struct GenerationResult {
 // Checks that the prompt and the requested tokens fit the context; throws r1pi::Error if not.
 void check_fits_context(size_t n_prompt, int n_predict, int n_ctx);
 
-GenerationResult generate(LlamaForward& model, const Tokenizer& tokenizer,
+GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
                           const std::vector<int32_t>& prompt, const GenerationOptions& options,
                           const std::function<void(const std::string&)>& on_text);
 

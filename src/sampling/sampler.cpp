@@ -14,6 +14,18 @@ int32_t argmax(const float* logits, int64_t n) {
   return int32_t(best);
 }
 
+std::vector<Candidate> top_candidates(const float* logits, int64_t n, int k, int32_t first_id) {
+  std::vector<Candidate> c(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) c[i] = {logits[i], int32_t(first_id + i)};
+  if (k > 0 && k < n) {
+    std::partial_sort(c.begin(), c.begin() + k, c.end(), candidate_before);
+    c.resize(size_t(k));
+  } else {
+    std::sort(c.begin(), c.end(), candidate_before);
+  }
+  return c;
+}
+
 Sampler::Sampler(const SamplerParams& params) : params_(params), state_(params.seed) {}
 
 // splitmix64: tiny, fast, and the same sequence on every platform.
@@ -27,49 +39,37 @@ double Sampler::next_uniform() {
 
 int32_t Sampler::sample(const float* logits, int64_t n) {
   if (greedy()) return argmax(logits, n);
-  // Candidates ordered by logit, ties by id, so the order never depends on the sort algorithm.
-  auto better = [](const Candidate& a, const Candidate& b) {
-    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-  };
-  candidates_.resize(size_t(n));
-  for (int64_t i = 0; i < n; ++i) candidates_[i] = {logits[i], int32_t(i)};
-  size_t keep = size_t(n);
-  if (params_.top_k > 0 && size_t(params_.top_k) < keep) {
-    keep = size_t(params_.top_k);
-    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), better);
-  } else {
-    std::sort(candidates_.begin(), candidates_.end(), better);
-  }
-  candidates_.resize(keep);
+  return sample_from(top_candidates(logits, n, params_.top_k));
+}
 
+int32_t Sampler::sample_from(const std::vector<Candidate>& candidates) {
+  size_t keep = candidates.size();
   // Softmax at the temperature, with r1pi's exp so every platform gets the same probabilities.
   std::vector<double> p(keep);
   double sum = 0;
   for (size_t i = 0; i < keep; ++i) {
-    p[i] = expf_r1pi((candidates_[i].logit - candidates_[0].logit) / params_.temperature);
+    p[i] = expf_r1pi((candidates[i].logit - candidates[0].logit) / params_.temperature);
     sum += p[i];
   }
   // Nucleus: the smallest prefix whose probability reaches top_p (at least one token).
   if (params_.top_p < 1.0f) {
     double cum = 0;
-    size_t cut = keep;
     for (size_t i = 0; i < keep; ++i) {
       cum += p[i] / sum;
       if (cum >= params_.top_p) {
-        cut = i + 1;
+        keep = i + 1;
         break;
       }
     }
-    keep = cut;
     sum = 0;
     for (size_t i = 0; i < keep; ++i) sum += p[i];
   }
   double r = next_uniform() * sum;
   for (size_t i = 0; i < keep; ++i) {
     r -= p[i];
-    if (r < 0) return candidates_[i].id;
+    if (r < 0) return candidates[i].id;
   }
-  return candidates_[keep - 1].id;
+  return candidates[keep - 1].id;
 }
 
 }  // namespace r1pi

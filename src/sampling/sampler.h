@@ -1,5 +1,7 @@
-// Picks the next token from logits: greedy at temperature 0, else temperature, top-k and top-p
-// (nucleus) sampling with a seeded generator, so the same seed gives the same tokens.
+// Picks the next token from logits: greedy at temperature 0, else top-k, then temperature and top-p
+// (nucleus) over the kept candidates, with a seeded generator, so the same seed gives the same
+// tokens. Candidate selection is separate so that ranks holding parts of the vocabulary can each
+// send only their best candidates and the result stays exactly the single-rank one.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -13,26 +15,37 @@ struct SamplerParams {
   uint64_t seed = 0;
 };
 
+struct Candidate {
+  float logit;
+  int32_t id;
+};
+// The order every selection uses: larger logit first, ties to the lower id.
+inline bool candidate_before(const Candidate& a, const Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
 // The token with the largest logit; ties go to the lowest id.
 int32_t argmax(const float* logits, int64_t n);
+
+// The k best of n logits (all when k <= 0 or k >= n) in candidate order; ids are offset by
+// first_id (a rank's first vocabulary row).
+std::vector<Candidate> top_candidates(const float* logits, int64_t n, int k, int32_t first_id = 0);
 
 class Sampler {
  public:
   explicit Sampler(const SamplerParams& params);
   const SamplerParams& params() const { return params_; }
   bool greedy() const { return params_.temperature <= 0.0f; }
+  // Greedy or sampled choice from a full row of logits.
   int32_t sample(const float* logits, int64_t n);
+  // Temperature, top-p and the draw over candidates already in candidate order (top-k applied).
+  int32_t sample_from(const std::vector<Candidate>& candidates);
 
  private:
   double next_uniform();  // [0, 1)
 
   SamplerParams params_;
   uint64_t state_;
-  struct Candidate {
-    float logit;
-    int32_t id;
-  };
-  std::vector<Candidate> candidates_;
 };
 
 }  // namespace r1pi

@@ -1,0 +1,133 @@
+#include "runtime/mpi/distributed_run.h"
+
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+#include "model/model_fingerprint.h"
+#include "model/weight_slices.h"
+#include "runtime/mpi/q80_sync.h"
+#include "runtime/mpi/rank_agreement.h"
+#include "runtime/mpi/rank_roles.h"
+#include "runtime/mpi/weights_from_root.h"
+#include "runtime/session.h"
+#include "runtime/thread_pool.h"
+
+namespace r1pi {
+
+namespace {
+
+// The rule every rank applies: FFN columns split on whole blocks of ffn_down's type.
+Shard shard_for(const GgufFile& file, const LlamaConfig& config, int rank, int n_ranks) {
+  const GgufTensorInfo* down = file.find_tensor("blk.0.ffn_down.weight");
+  const uint32_t block = down ? uint32_t(ggml_block_elements(down->type)) : 32;
+  return Shard::for_rank(config, rank, n_ranks, block);
+}
+
+// Collective: true when every rank opened the same model file.
+bool same_model_everywhere(const MpiWorld& world, const Fingerprint& mine) {
+  std::vector<Fingerprint> all(size_t(world.size()));
+  MPI_Allgather(mine.data(), int(mine.size()), MPI_BYTE, all.data(), int(mine.size()), MPI_BYTE,
+                MPI_COMM_WORLD);
+  bool same = true;
+  for (const Fingerprint& f : all) same = same && f == all[0];
+  if (!same && world.is_root()) {
+    std::fprintf(stderr, "error: the ranks opened different model files (fingerprints:");
+    for (int r = 0; r < world.size(); ++r)
+      std::fprintf(stderr, " rank %d %s", r, to_hex(all[size_t(r)]).c_str());
+    std::fprintf(stderr, "); give every rank the same GGUF file, or use --weights-from-root\n");
+  }
+  return same;
+}
+
+// Rank 0 prints where the memory went on every rank.
+void report_ranks(const MpiWorld& world, const LoadedModel& model, uint64_t kv_bytes) {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double mine[3] = {model.weights.total_bytes() / 1e6, kv_bytes / 1e6, usage.ru_maxrss / 1e3};
+  std::vector<double> all(size_t(3 * world.size()));
+  MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (!world.is_root()) return;
+  for (int r = 0; r < world.size(); ++r)
+    std::fprintf(stderr, "rank %d: shard %.1f MB, KV cache %.1f MB, peak RSS %.1f MB\n", r,
+                 all[size_t(3 * r)], all[size_t(3 * r + 1)], all[size_t(3 * r + 2)]);
+}
+
+}  // namespace
+
+int run_distributed(const RunOptions& o, const MpiWorld& world) {
+  const int rank = world.rank(), n_ranks = world.size();
+  const auto start = std::chrono::steady_clock::now();
+
+  // ---- every rank loads its shard; all agree that all succeeded ----
+  const RankShardRule rule = [&](const GgufFile& f, const LlamaConfig& c, int r) {
+    return shard_for(f, c, r, n_ranks);
+  };
+  std::optional<LoadedModel> loaded;
+  if (o.weights_from_root) {
+    loaded = load_from_root(o.model_path, rule, world);
+    if (!loaded) return 1;
+  } else {
+    Fingerprint fingerprint{};
+    std::string error;
+    try {
+      GgufFile file = GgufFile::open(o.model_path);
+      fingerprint = model_fingerprint(file);
+      loaded = describe_model(file, [&](const GgufFile& f, const LlamaConfig& c) { return rule(f, c, rank); });
+      MappedSliceSource source(file);
+      load_weights(*loaded, file, source, world.is_root());
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    if (!all_succeeded(world, error)) return 1;
+    if (!same_model_everywhere(world, fingerprint)) return 1;
+  }
+  LoadedModel& model = *loaded;
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // ---- every rank's engine ----
+  const int n_ctx = context_size(o, model.config);
+  ThreadPool pool(o.threads);
+  Q80Sync sync(parse_sync_method(o.sync), rank, n_ranks);
+  LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
+  const RankOptions rank_options{o.check_hidden, o.timings, o.timings_all};
+
+  if (!world.is_root()) {
+    const int status = run_worker(forward, sync, world, rank_options);
+    if (status == 0) report_ranks(world, model, forward.kv_cache_bytes());
+    return status;
+  }
+
+  // ---- rank 0: the prompt, generation, the summary ----
+  RootTokenSource source(forward, sync, world, rank_options);
+  std::vector<int32_t> prompt;
+  try {
+    prompt = prepare_prompt(o, *model.tokenizer, n_ctx);
+  } catch (const Error& e) {
+    source.stop(1);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
+  GenerationOptions gen{o.n_predict, o.batch_size, o.sampler};
+  const GenerationResult result = generate(source, *model.tokenizer, prompt, gen, print_text);
+  source.stop(0);
+  print_summary(result);
+  const SyncStats& s = sync.stats();
+  std::fprintf(stderr, "sync: %s of Q80 partial sums, %d calls, %.3f ms per call, %.1f kB sent per call\n",
+               o.sync.c_str(), s.calls, s.calls ? 1e3 * s.seconds / s.calls : 0.0,
+               s.calls ? s.sent / 1e3 / s.calls : 0.0);
+  if (o.check_hidden)
+    std::fprintf(stderr, "ranks: hidden states identical after every layer on all %d ranks (%d forwards)\n",
+                 n_ranks, source.checked_forwards());
+  report_ranks(world, model, forward.kv_cache_bytes());
+  return 0;
+}
+
+}  // namespace r1pi

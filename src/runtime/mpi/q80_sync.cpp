@@ -1,0 +1,100 @@
+#include "runtime/mpi/q80_sync.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "common/error.h"
+#include "neon/kernels.h"
+#include "neon/quantize.h"
+
+namespace r1pi {
+
+namespace {
+
+MPI_Datatype q80_type() {
+  static MPI_Datatype type = [] {
+    MPI_Datatype t;
+    MPI_Type_contiguous(int(sizeof(block_q8_0)), MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  return type;
+}
+
+// Merges rank slots: bytewise OR of whole Q80 blocks. Exactly associative and commutative.
+void merge_slots(void* in, void* inout, int* len, MPI_Datatype*) {
+  const uint8_t* a = static_cast<const uint8_t*>(in);
+  uint8_t* b = static_cast<uint8_t*>(inout);
+  const size_t n = size_t(*len) * sizeof(block_q8_0);
+  for (size_t i = 0; i < n; ++i) b[i] |= a[i];
+}
+
+MPI_Op merge_op() {
+  static MPI_Op op = [] {
+    MPI_Op o;
+    MPI_Op_create(&merge_slots, /*commute=*/1, &o);
+    return o;
+  }();
+  return op;
+}
+
+}  // namespace
+
+SyncMethod parse_sync_method(const std::string& name) {
+  if (name == "allreduce") return SyncMethod::Allreduce;
+  if (name == "allgather") return SyncMethod::Allgather;
+  throw Error("unknown sync method '" + name + "' (allreduce or allgather)");
+}
+
+Q80Sync::Q80Sync(SyncMethod method, int rank, int n_ranks)
+    : method_(method), rank_(rank), n_ranks_(n_ranks) {}
+
+Q80Sync::~Q80Sync() = default;
+
+void Q80Sync::reduce_sum(float* x, int B, int64_t n) {
+  const auto start = std::chrono::steady_clock::now();
+  if (n % QK8_0 != 0) throw Error("sync: row length " + std::to_string(n) + " is not whole Q80 blocks");
+  const Kernels& k = kernels();
+  const int64_t blocks = int64_t(B) * (n / QK8_0);
+  const int64_t bytes = blocks * int64_t(sizeof(block_q8_0));
+  all_.resize(size_t(blocks) * size_t(n_ranks_));
+
+  // ---- this rank's partial rows as Q80 ----
+  block_q8_0* mine = method_ == SyncMethod::Allreduce ? all_.data() + rank_ * blocks
+                                                     : (mine_.resize(size_t(blocks)), mine_.data());
+  for (int b = 0; b < B; ++b) k.quantize_row_q8_0(x + b * n, mine + b * (n / QK8_0), n);
+
+  // ---- every rank's partials to every rank ----
+  if (method_ == SyncMethod::Allreduce) {
+    std::memset(all_.data(), 0, sizeof(block_q8_0) * size_t(rank_ * blocks));
+    std::memset(all_.data() + (rank_ + 1) * blocks, 0,
+                sizeof(block_q8_0) * size_t((n_ranks_ - rank_ - 1) * blocks));
+    MPI_Allreduce(MPI_IN_PLACE, all_.data(), int(blocks * n_ranks_), q80_type(), merge_op(),
+                  MPI_COMM_WORLD);
+  } else {
+    MPI_Allgather(mine, int(blocks), q80_type(), all_.data(), int(blocks), q80_type(), MPI_COMM_WORLD);
+  }
+
+  // ---- sum in rank order: x = p0 + p1 + ... ----
+  row_.resize(size_t(n));
+  for (int b = 0; b < B; ++b) {
+    float* xb = x + b * n;
+    for (int r = 0; r < n_ranks_; ++r) {
+      const block_q8_0* q = all_.data() + r * blocks + b * (n / QK8_0);
+      if (r == 0) {
+        dequantize_row_q8_0(q, xb, n);
+      } else {
+        dequantize_row_q8_0(q, row_.data(), n);
+        for (int64_t i = 0; i < n; ++i) xb[i] += row_[i];
+      }
+    }
+  }
+  stats_.sent += uint64_t(bytes) * uint64_t(n_ranks_ - 1);
+  stats_.received += uint64_t(bytes) * uint64_t(n_ranks_ - 1);
+  stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++stats_.calls;
+}
+
+}  // namespace r1pi

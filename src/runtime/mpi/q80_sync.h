@@ -1,0 +1,50 @@
+// Combines the ranks' partial sums of the residual update (after wo and after w2) through Q8_0
+// ("Q80") blocks, so that every rank ends with the same bits whatever algorithm Open MPI picks.
+//
+// Each rank quantises its partial rows to Q80 (34-byte blocks, an MPI datatype). The combination
+// is then pure data movement plus one fixed-order sum:
+//   allreduce: MPI_Allreduce over a buffer of one Q80 slot per rank, with a user-defined MPI_Op
+//              that merges slots bytewise (OR). Each slot is non-zero in at most one operand, so the
+//              op is exactly associative and commutative: any reduction tree (recursive doubling,
+//              ring, Rabenseifner, ...) yields the same bytes, namely every rank's blocks.
+//   allgather: MPI_Allgather of the Q80 rows (distributed-llama's formulation).
+// Both leave every rank holding all partials; each rank then dequantises and adds them in rank
+// order 0, 1, ..., n-1. Hence the result is bit-identical on every rank, identical for both
+// methods, and independent of message sizes and of the transport.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layers/shard_sync.h"
+#include "neon/quant_blocks.h"
+
+namespace r1pi {
+
+enum class SyncMethod { Allreduce, Allgather };
+SyncMethod parse_sync_method(const std::string& name);  // "allreduce" | "allgather"
+
+struct SyncStats {
+  double seconds = 0;     // wall time inside reduce_sum (quantise, MPI, sum)
+  uint64_t sent = 0;      // payload bytes this rank delivers to its peers
+  uint64_t received = 0;  // payload bytes it takes in from them
+  int calls = 0;
+};
+
+class Q80Sync final : public ShardSync {
+ public:
+  Q80Sync(SyncMethod method, int rank, int n_ranks);
+  ~Q80Sync() override;
+  void reduce_sum(float* x, int B, int64_t n) override;
+  const SyncStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+
+ private:
+  SyncMethod method_;
+  int rank_, n_ranks_;
+  SyncStats stats_;
+  std::vector<block_q8_0> mine_, all_;
+  std::vector<float> row_;
+};
+
+}  // namespace r1pi

@@ -1,0 +1,191 @@
+#include "runtime/mpi/rank_roles.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "common/error.h"
+
+namespace r1pi {
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// ---- control messages ----
+
+void broadcast_control(ControlMessage& m, std::vector<int32_t>& extra_tokens) {
+  MPI_Bcast(&m, int(sizeof m), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (m.op == ControlOp::Forward && m.n_tokens > ControlMessage::kInlineTokens) {
+    extra_tokens.resize(size_t(m.n_tokens - ControlMessage::kInlineTokens));
+    MPI_Bcast(extra_tokens.data(), int(extra_tokens.size()), MPI_INT32_T, 0, MPI_COMM_WORLD);
+  }
+}
+
+// ---- choosing the next token from the ranks' vocabulary rows ----
+
+// Greedy: the global argmax by MPI_MAXLOC (largest value, ties to the lowest index: exactly the
+// single-rank argmax, and associative, so any reduction tree gives the same answer).
+int32_t pick_greedy(const std::vector<float>& logits, const Shard& shard) {
+  struct {
+    float value;
+    int index;
+  } local{-INFINITY, INT_MAX}, global{};
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (logits[i] > local.value || local.index == INT_MAX) local = {logits[i], int(shard.vocab.begin + i)};
+  MPI_Reduce(&local, &global, 1, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD);
+  return global.index;
+}
+
+// Sampling: each rank's top_k candidates go to rank 0, which keeps the global top_k in candidate
+// order: the same list one rank holding every row would build, so the draw is unchanged.
+int32_t pick_top_k(const std::vector<float>& logits, const Shard& shard, int top_k, int n_ranks,
+                   Sampler* sampler) {
+  std::vector<Candidate> mine = top_candidates(logits.data(), int64_t(logits.size()), top_k,
+                                               int32_t(shard.vocab.begin));
+  mine.resize(size_t(top_k), Candidate{-INFINITY, INT32_MAX});  // pad ranks with fewer rows
+  std::vector<Candidate> all(sampler ? size_t(top_k) * size_t(n_ranks) : 0);
+  MPI_Gather(mine.data(), int(sizeof(Candidate)) * top_k, MPI_BYTE, all.data(),
+             int(sizeof(Candidate)) * top_k, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (!sampler) return -1;
+  all.erase(std::remove_if(all.begin(), all.end(), [](const Candidate& c) { return c.id == INT32_MAX; }),
+            all.end());
+  std::sort(all.begin(), all.end(), candidate_before);
+  all.resize(std::min(all.size(), size_t(top_k)));
+  return sampler->sample_from(all);
+}
+
+int32_t pick(const ControlMessage& m, const std::vector<float>& logits, const Shard& shard,
+             int n_ranks, Sampler* sampler) {
+  switch (m.pick) {
+    case PickMode::Greedy: return pick_greedy(logits, shard);
+    case PickMode::TopK: return pick_top_k(logits, shard, m.top_k, n_ranks, sampler);
+    case PickMode::None: break;
+  }
+  return -1;
+}
+
+uint64_t fnv1a64(uint64_t h, const void* data, size_t n) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+// ---- RankMonitor ----
+
+RankMonitor::RankMonitor(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
+                         const RankOptions& options)
+    : sync_(sync), world_(world), options_(options) {
+  if (options_.check_hidden)
+    model.set_layer_observer([this](uint32_t layer, const float* x, int64_t n) {
+      digest_ = fnv1a64(digest_, &layer, sizeof layer);
+      digest_ = fnv1a64(digest_, x, size_t(n) * sizeof(float));
+    });
+}
+
+void RankMonitor::begin() {
+  start_ = now_seconds();
+  before_ = sync_.stats();
+  digest_ = 1469598103934665603ull;
+}
+
+void RankMonitor::end(int B, double extra_sync_seconds) {
+  const double total = now_seconds() - start_;
+  const SyncStats& s = sync_.stats();
+  const double sync = s.seconds - before_.seconds + extra_sync_seconds;
+  if (options_.timings_all || (options_.timings && world_.is_root()))
+    std::fprintf(stderr, "%s%s%d tokens: Pred %.0f ms Sync %.0f ms | Sent %.0f kB Recv %.0f kB\n",
+                 options_.timings_all ? "[rank " : "",
+                 options_.timings_all ? (std::to_string(world_.rank()) + "] ").c_str() : "", B,
+                 (total - sync) * 1e3, sync * 1e3, (s.sent - before_.sent) / 1e3,
+                 (s.received - before_.received) / 1e3);
+  if (!options_.check_hidden) return;
+  std::vector<uint64_t> digests(size_t(world_.size()));
+  MPI_Allgather(&digest_, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  for (int r = 1; r < world_.size(); ++r)
+    if (digests[size_t(r)] != digests[0]) {
+      if (world_.is_root())
+        std::fprintf(stderr, "error: hidden states differ between rank 0 and rank %d (forward %d)\n", r,
+                     checked_ + 1);
+      world_.abort(1);
+    }
+  ++checked_;
+}
+
+// ---- rank 0 ----
+
+RootTokenSource::RootTokenSource(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
+                                 const RankOptions& options)
+    : model_(model), world_(world), monitor_(model, sync, world, options) {}
+
+int32_t RootTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler* sampler) {
+  monitor_.begin();
+  ControlMessage m;
+  m.op = ControlOp::Forward;
+  m.pos = pos;
+  m.n_tokens = B;
+  m.pick = !sampler ? PickMode::None : sampler->greedy() ? PickMode::Greedy : PickMode::TopK;
+  // top_k <= 0 means every row: each rank then sends all of its rows.
+  m.top_k = sampler && !sampler->greedy()
+                ? (sampler->params().top_k > 0 ? sampler->params().top_k : int32_t(model_.config().n_vocab))
+                : 0;
+  std::copy(tokens, tokens + std::min(B, ControlMessage::kInlineTokens), m.tokens);
+  m.seal();
+  std::vector<int32_t> extra(tokens + std::min(B, ControlMessage::kInlineTokens), tokens + B);
+  const double t0 = now_seconds();
+  broadcast_control(m, extra);
+  const double bcast = now_seconds() - t0;
+
+  const std::vector<float>& logits =
+      model_.forward(tokens, B, pos, sampler ? LogitsFor::Last : LogitsFor::None);
+  const double t1 = now_seconds();
+  const int32_t token = pick(m, logits, model_.shard(), world_.size(), sampler);
+  monitor_.end(B, bcast + (now_seconds() - t1));
+  return token;
+}
+
+void RootTokenSource::stop(uint16_t status) {
+  ControlMessage m;
+  m.op = ControlOp::Stop;
+  m.status = status;
+  m.seal();
+  std::vector<int32_t> none;
+  broadcast_control(m, none);
+}
+
+// ---- the other ranks ----
+
+int run_worker(LlamaForward& model, Q80Sync& sync, const MpiWorld& world, const RankOptions& options) {
+  RankMonitor monitor(model, sync, world, options);
+  std::vector<int32_t> extra, tokens;
+  for (;;) {
+    ControlMessage m;
+    broadcast_control(m, extra);
+    const std::string problem = m.problem(model.n_ctx(), int64_t(model.config().n_vocab));
+    if (!problem.empty()) {
+      std::fprintf(stderr, "error: rank %d: invalid control message from rank 0: %s\n", world.rank(),
+                   problem.c_str());
+      world.abort(1);
+    }
+    if (m.op == ControlOp::Stop) return m.status;
+    monitor.begin();
+    tokens.assign(m.tokens, m.tokens + std::min(m.n_tokens, ControlMessage::kInlineTokens));
+    tokens.insert(tokens.end(), extra.begin(), extra.begin() + (m.n_tokens - int(tokens.size())));
+    const std::vector<float>& logits = model.forward(
+        tokens.data(), m.n_tokens, m.pos, m.pick == PickMode::None ? LogitsFor::None : LogitsFor::Last);
+    const double t1 = now_seconds();
+    pick(m, logits, model.shard(), world.size(), nullptr);
+    monitor.end(m.n_tokens, now_seconds() - t1);
+  }
+}
+
+}  // namespace r1pi

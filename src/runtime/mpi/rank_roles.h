@@ -1,0 +1,62 @@
+// The two roles of a multi-rank job. Rank 0 owns the prompt: before every forward pass it
+// broadcasts a ControlMessage, runs its own shard, then leads the choice of the next token. The
+// other ranks loop over those messages and run their shards until told to stop.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layers/llama_forward.h"
+#include "runtime/control_message.h"
+#include "runtime/mpi/mpi_world.h"
+#include "runtime/mpi/q80_sync.h"
+#include "runtime/token_source.h"
+
+namespace r1pi {
+
+struct RankOptions {
+  bool check_hidden = false;  // compare every layer's hidden state across ranks after each forward
+  bool timings = false;       // per-token Pred/Sync lines on rank 0
+  bool timings_all = false;   // the same from every rank
+};
+
+// Per-forward bookkeeping shared by both roles: timings and the hidden-state comparison.
+class RankMonitor {
+ public:
+  RankMonitor(LlamaForward& model, Q80Sync& sync, const MpiWorld& world, const RankOptions& options);
+  void begin();
+  // After the forward (and the token choice): prints timings, compares hidden states (a
+  // collective when check_hidden is on: every rank calls it after every forward).
+  void end(int B, double extra_sync_seconds);
+  int checked_forwards() const { return checked_; }
+
+ private:
+  Q80Sync& sync_;
+  const MpiWorld& world_;
+  RankOptions options_;
+  uint64_t digest_ = 0;
+  int checked_ = 0;
+  double start_ = 0;
+  SyncStats before_;
+};
+
+class RootTokenSource final : public TokenSource {
+ public:
+  RootTokenSource(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
+                  const RankOptions& options);
+  int n_ctx() const override { return model_.n_ctx(); }
+  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* pick) override;
+  // Sends the other ranks out of their loop; status 1 tells them rank 0 failed.
+  void stop(uint16_t status);
+  int checked_forwards() const { return monitor_.checked_forwards(); }
+
+ private:
+  LlamaForward& model_;
+  const MpiWorld& world_;
+  RankMonitor monitor_;
+};
+
+// Runs control messages until Stop; returns the stop status (0 normal, 1 rank 0 failed).
+int run_worker(LlamaForward& model, Q80Sync& sync, const MpiWorld& world, const RankOptions& options);
+
+}  // namespace r1pi

@@ -1,0 +1,27 @@
+// Everything `r1pi` was asked to do, as parsed from its command line (the same on every rank).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "sampling/sampler.h"
+
+namespace r1pi {
+
+struct RunOptions {
+  std::string model_path;
+  std::string prompt;          // the text (read from -f already)
+  int n_predict = -1;
+  SamplerParams sampler;       // seed already resolved
+  int threads = 0;             // 0: the cores available
+  int ctx_size = 0;            // 0: min(trained, 4096)
+  int batch_size = 64;
+  bool no_bos = false;
+  // Multi-rank jobs.
+  std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce
+  bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices
+  bool check_hidden = false;       // compare every layer's hidden state across ranks
+  bool timings = false;            // per-token Pred/Sync lines (rank 0)
+  bool timings_all = false;        // ... from every rank
+};
+
+}  // namespace r1pi

@@ -1,0 +1,75 @@
+#include "runtime/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "common/error.h"
+#include "common/token_hash.h"
+#include "neon/kernels.h"
+#include "runtime/thread_pool.h"
+#include "runtime/token_source.h"
+
+namespace r1pi {
+
+int context_size(const RunOptions& o, const LlamaConfig& c) {
+  return o.ctx_size > 0 ? o.ctx_size : int(std::min<uint32_t>(c.n_ctx_train, 4096));
+}
+
+std::vector<int32_t> prepare_prompt(const RunOptions& o, const Tokenizer& tokenizer, int n_ctx) {
+  if (o.prompt.empty()) throw Error("empty prompt: give the text with -p TEXT or -f FILE");
+  std::vector<int32_t> prompt = tokenizer.encode(o.prompt, !o.no_bos && tokenizer.add_bos(), true);
+  check_fits_context(prompt.size(), o.n_predict, n_ctx);
+  return prompt;
+}
+
+void print_banner(const LoadedModel& m, const RunOptions& o, int n_ctx, int threads, int n_ranks,
+                  double load_seconds) {
+  const LlamaConfig& c = m.config;
+  if (uint32_t(n_ctx) > c.n_ctx_train)
+    std::fprintf(stderr, "warning: context %d is longer than the model was trained for (%u)\n",
+                 n_ctx, c.n_ctx_train);
+  std::fprintf(stderr,
+               "model: %s | dim %u, %u layers, %u/%u heads, ffn %u, vocab %u | %.1f MB on rank 0, "
+               "loaded in %.2f s\nrun: %d rank%s x %d threads, %s kernels, context %d, seed %llu, "
+               "temp %.2f\n",
+               c.name.c_str(), c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab,
+               m.weights.total_bytes() / 1e6, load_seconds, n_ranks, n_ranks > 1 ? "s" : "", threads,
+               kernels().name, n_ctx, (unsigned long long)o.sampler.seed, o.sampler.temperature);
+}
+
+void print_text(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+void print_summary(const GenerationResult& r) {
+  std::printf("\n");
+  std::fflush(stdout);
+  std::fprintf(stderr, "prefill: %d tokens, %.2f tok/s\n", r.prefill_tokens,
+               r.prefill_tokens / std::max(r.prefill_seconds, 1e-9));
+  std::fprintf(stderr, "decode: %d tokens, %.2f tok/s\n", r.decode_tokens,
+               r.decode_tokens / std::max(r.decode_seconds, 1e-9));
+  std::fprintf(stderr, "generated: %zu tokens (stop: %s)\n", r.generated.size(), r.stop_reason.c_str());
+  std::fprintf(stderr, "sha256: %s\n", token_ids_sha256(r.generated).c_str());
+}
+
+int run_single_rank(const RunOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadedModel model = load_model(o.model_path, {}, true);
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int n_ctx = context_size(o, model.config);
+  const std::vector<int32_t> prompt = prepare_prompt(o, *model.tokenizer, n_ctx);
+
+  ThreadPool pool(o.threads);
+  NoSync sync;
+  LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
+  LocalTokenSource source(forward);
+  print_banner(model, o, n_ctx, pool.size(), 1, load_seconds);
+  GenerationOptions gen{o.n_predict, o.batch_size, o.sampler};
+  print_summary(generate(source, *model.tokenizer, prompt, gen, print_text));
+  return 0;
+}
+
+}  // namespace r1pi
