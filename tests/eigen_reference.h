@@ -1,0 +1,270 @@
+// An independent Llama forward pass for the tests, in double precision with Eigen.
+//
+// It shares nothing with r1pi's engine but the GGUF reader and dequantize_row (both tested on their
+// own): the hyper-parameters come straight from the metadata keys, the RoPE factors from the
+// rope_freqs.weight tensor, every weight is dequantised to float and widened to double, and all
+// activations stay in double with NO activation quantisation. Besides the logits it records, at
+// every point where r1pi quantises activations (or merely rounds to float), the relative noise
+// energy that this introduces, from which the tests derive their error bound (see
+// test_reference_forward.cpp for the derivation).
+#pragma once
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "neon/ggml_type.h"
+#include "neon/quantize.h"
+
+namespace r1pi::ref {
+
+using Mat = Eigen::MatrixXd;
+using Vec = Eigen::VectorXd;
+
+inline constexpr double kU = 0x1p-24;  // float32 unit roundoff
+
+// A weight matrix rows x cols (y = W x), dequantised; type is the file's type.
+struct Weight {
+  Mat w;
+  Mat abs_w;  // |W|, for the float accumulation estimate
+  GgmlType type = GgmlType::F32;
+  bool quantised_input() const {
+    return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q6_K;
+  }
+};
+
+struct Layer {
+  Vec attn_norm, ffn_norm;
+  Weight wq, wk, wv, wo, w1, w2, w3;
+};
+
+struct Model {
+  uint32_t dim = 0, n_layers = 0, ffn = 0, n_heads = 0, n_kv = 0, hd = 0, rope_dim = 0, n_vocab = 0;
+  double eps = 1e-5, rope_base = 10000;
+  std::vector<double> freq_factors;  // empty: none
+  Weight embd;                       // n_vocab x dim
+  std::vector<Layer> layers;
+  Vec out_norm;
+  Weight output;                     // n_vocab x dim (the embedding when tied)
+  bool tied = false;
+};
+
+inline Weight read_weight(const GgufFile& f, const std::string& name) {
+  const GgufTensorInfo* t = f.find_tensor(name);
+  if (!t) throw std::runtime_error("reference: missing tensor " + name);
+  const int64_t cols = int64_t(t->ne[0]), rows = int64_t(t->rows());
+  Weight w;
+  w.type = t->type;
+  w.w.resize(rows, cols);
+  const size_t row_bytes = ggml_row_bytes(t->type, uint64_t(cols));
+  std::vector<float> buf(cols);
+  const uint8_t* data = f.tensor_data(*t);
+  for (int64_t r = 0; r < rows; ++r) {
+    dequantize_row(t->type, data + size_t(r) * row_bytes, buf.data(), cols);
+    for (int64_t c = 0; c < cols; ++c) w.w(r, c) = buf[c];
+  }
+  w.abs_w = w.w.cwiseAbs();
+  return w;
+}
+
+inline Vec read_vector(const GgufFile& f, const std::string& name) {
+  Weight w = read_weight(f, name);
+  return Eigen::Map<const Vec>(w.w.data(), w.w.size());
+}
+
+inline Model load(const std::string& path) {
+  GgufFile f = GgufFile::open(path);
+  Model m;
+  m.dim = f.get_u32("llama.embedding_length");
+  m.n_layers = f.get_u32("llama.block_count");
+  m.ffn = f.get_u32("llama.feed_forward_length");
+  m.n_heads = f.get_u32("llama.attention.head_count");
+  m.n_kv = f.has("llama.attention.head_count_kv") ? f.get_u32("llama.attention.head_count_kv")
+                                                  : m.n_heads;
+  m.hd = m.dim / m.n_heads;
+  m.rope_dim = f.has("llama.rope.dimension_count") ? f.get_u32("llama.rope.dimension_count") : m.hd;
+  m.eps = f.try_f32("llama.attention.layer_norm_rms_epsilon").value_or(1e-5f);
+  m.rope_base = f.try_f32("llama.rope.freq_base").value_or(10000.0f);
+  if (f.find_tensor("rope_freqs.weight")) {
+    const Vec ff = read_vector(f, "rope_freqs.weight");
+    m.freq_factors.assign(ff.data(), ff.data() + ff.size());
+  }
+  m.embd = read_weight(f, "token_embd.weight");
+  m.n_vocab = uint32_t(m.embd.w.rows());
+  for (uint32_t l = 0; l < m.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    Layer L;
+    L.attn_norm = read_vector(f, p + "attn_norm.weight");
+    L.wq = read_weight(f, p + "attn_q.weight");
+    L.wk = read_weight(f, p + "attn_k.weight");
+    L.wv = read_weight(f, p + "attn_v.weight");
+    L.wo = read_weight(f, p + "attn_output.weight");
+    L.ffn_norm = read_vector(f, p + "ffn_norm.weight");
+    L.w1 = read_weight(f, p + "ffn_gate.weight");
+    L.w3 = read_weight(f, p + "ffn_up.weight");
+    L.w2 = read_weight(f, p + "ffn_down.weight");
+    m.layers.push_back(std::move(L));
+  }
+  m.out_norm = read_vector(f, "output_norm.weight");
+  m.tied = f.find_tensor("output.weight") == nullptr;
+  m.output = m.tied ? m.embd : read_weight(f, "output.weight");
+  return m;
+}
+
+// Deliberate mistakes, for the negative controls: a correct bound must reject each of them.
+enum class RopeMode { Adjacent, RotateHalf, None };
+struct Options {
+  RopeMode rope = RopeMode::Adjacent;
+  bool ignore_freq_factors = false;
+  bool gqa_modulo = false;        // KV head h % n_kv instead of h / group
+  double position_scale = 1.0;    // theta uses pos * position_scale
+};
+
+struct Result {
+  Mat logits;  // T x n_vocab
+  // Per quantisation/rounding point k and position t: relative noise energy of r1pi's
+  // computation at that point (Q8_0 activation noise + float accumulation estimate).
+  std::vector<std::vector<double>> eps2_q, eps2_f;
+  // Per position: E_t = sum_k max_{t' <= t} (eps2_q + eps2_f)[k][t'] (causal: a position sees
+  // the keys and values of every earlier one).
+  std::vector<double> energy;
+};
+
+// Relative Q8_0 noise energy of one activation row (see test_reference_forward.cpp):
+//   sum_blocks 32 * (s_b^2 / 12) / sum x^2, s_b = amax_b / 127, plus 2^-22 for the fp16 scale.
+inline double q8_noise_energy(const Vec& x) {
+  double noise = 0, signal = x.squaredNorm();
+  for (int64_t b = 0; b + 32 <= x.size(); b += 32) {
+    const double s = x.segment(b, 32).cwiseAbs().maxCoeff() / 127.0;
+    noise += 32.0 * s * s / 12.0;
+  }
+  return signal > 0 ? noise / signal + 0x1p-22 : 0.0;
+}
+
+// Float rounding noise estimate of y = W x in r1pi (8 fma accumulators over n/8 terms, reduce8):
+// per output, a random walk of (n/8 + 3) roundings of at most u * sum_j |W_ij x_j| each:
+//   energy = (n/8 + 3) u^2 sum_i (|W||x|)_i^2 / sum_i y_i^2, plus 16 u^2 for the element-wise ops
+// (rmsnorm, rope with float tables, exp polynomial of a few ulp, silu, softmax).
+inline double float_noise_energy(const Weight& w, const Vec& x, const Vec& y) {
+  const double n = double(w.w.cols());
+  const Vec ax = w.abs_w * x.cwiseAbs();
+  const double signal = y.squaredNorm();
+  if (signal == 0) return 0;
+  return (n / 8 + 3) * kU * kU * ax.squaredNorm() / signal + 16 * kU * kU;
+}
+
+inline Vec rmsnorm(const Vec& x, const Vec& w, double eps) {
+  const double ms = x.squaredNorm() / double(x.size());
+  return (x / std::sqrt(ms + eps)).cwiseProduct(w);
+}
+
+inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const Options& o = {}) {
+  const int T = int(tokens.size());
+  const int group = int(m.n_heads / m.n_kv);
+  Result r;
+  // Points: per layer (qkv input, wo input, w1/w3 input, w2 input), then the logits input.
+  const int n_points = int(m.n_layers) * 4 + 1;
+  r.eps2_q.assign(n_points, std::vector<double>(T, 0.0));
+  r.eps2_f.assign(n_points, std::vector<double>(T, 0.0));
+
+  // Records the noise of one matmul input and returns the products for every weight given.
+  auto point = [&](int k, int t, const Vec& x, std::initializer_list<const Weight*> ws,
+                   std::initializer_list<Vec*> ys) {
+    auto y = ys.begin();
+    bool quantised = false;
+    for (const Weight* w : ws) {
+      **y = w->w * x;
+      r.eps2_f[k][t] += float_noise_energy(*w, x, **y);
+      quantised = quantised || w->quantised_input();
+      ++y;
+    }
+    if (quantised) r.eps2_q[k][t] = q8_noise_energy(x);
+  };
+
+  // inverse frequencies
+  const int pairs = int(m.rope_dim / 2);
+  std::vector<double> inv_freq(pairs);
+  for (int i = 0; i < pairs; ++i) {
+    inv_freq[i] = std::pow(m.rope_base, -2.0 * i / double(m.rope_dim));
+    if (!m.freq_factors.empty() && !o.ignore_freq_factors) inv_freq[i] /= m.freq_factors[i];
+  }
+  auto rope = [&](Vec& v, int n_heads, int pos) {
+    if (o.rope == RopeMode::None) return;
+    for (int h = 0; h < n_heads; ++h) {
+      double* x = v.data() + size_t(h) * m.hd;
+      for (int i = 0; i < pairs; ++i) {
+        const double th = pos * o.position_scale * inv_freq[i];
+        const double c = std::cos(th), s = std::sin(th);
+        const int a = o.rope == RopeMode::Adjacent ? 2 * i : i;
+        const int b = o.rope == RopeMode::Adjacent ? 2 * i + 1 : i + int(m.hd) / 2;
+        const double x0 = x[a], x1 = x[b];
+        x[a] = x0 * c - x1 * s;
+        x[b] = x0 * s + x1 * c;
+      }
+    }
+  };
+
+  std::vector<Vec> X(T);
+  for (int t = 0; t < T; ++t) X[t] = m.embd.w.row(tokens[t]).transpose();
+
+  for (uint32_t l = 0; l < m.n_layers; ++l) {
+    const Layer& L = m.layers[l];
+    const int k0 = int(l) * 4;
+    std::vector<Vec> Q(T), K(T), V(T);
+    for (int t = 0; t < T; ++t) {
+      const Vec xb = rmsnorm(X[t], L.attn_norm, m.eps);
+      point(k0, t, xb, {&L.wq, &L.wk, &L.wv}, {&Q[t], &K[t], &V[t]});
+      rope(Q[t], int(m.n_heads), t);
+      rope(K[t], int(m.n_kv), t);
+    }
+    for (int t = 0; t < T; ++t) {
+      Vec att = Vec::Zero(m.dim);
+      for (int h = 0; h < int(m.n_heads); ++h) {
+        const int kvh = o.gqa_modulo ? h % int(m.n_kv) : h / group;
+        const auto q = Q[t].segment(size_t(h) * m.hd, m.hd);
+        Vec s(t + 1);
+        for (int u = 0; u <= t; ++u)
+          s[u] = q.dot(K[u].segment(size_t(kvh) * m.hd, m.hd)) / std::sqrt(double(m.hd));
+        const double mx = s.maxCoeff();
+        s = (s.array() - mx).exp();
+        s /= s.sum();
+        for (int u = 0; u <= t; ++u)
+          att.segment(size_t(h) * m.hd, m.hd) += s[u] * V[u].segment(size_t(kvh) * m.hd, m.hd);
+      }
+      Vec delta;
+      point(k0 + 1, t, att, {&L.wo}, {&delta});
+      X[t] += delta;
+    }
+    for (int t = 0; t < T; ++t) {
+      const Vec xb = rmsnorm(X[t], L.ffn_norm, m.eps);
+      Vec g, u;
+      point(k0 + 2, t, xb, {&L.w1, &L.w3}, {&g, &u});
+      const Vec hsw = (g.array() / (1.0 + (-g.array()).exp()) * u.array()).matrix();
+      Vec delta;
+      point(k0 + 3, t, hsw, {&L.w2}, {&delta});
+      X[t] += delta;
+    }
+  }
+  r.logits.resize(T, m.n_vocab);
+  for (int t = 0; t < T; ++t) {
+    const Vec xb = rmsnorm(X[t], m.out_norm, m.eps);
+    Vec y;
+    point(n_points - 1, t, xb, {&m.output}, {&y});
+    r.logits.row(t) = y.transpose();
+  }
+  r.energy.assign(T, 0.0);
+  for (int k = 0; k < n_points; ++k) {
+    double run = 0;
+    for (int t = 0; t < T; ++t) {
+      run = std::max(run, r.eps2_q[k][t] + r.eps2_f[k][t]);
+      r.energy[t] += run;
+    }
+  }
+  return r;
+}
+
+}  // namespace r1pi::ref
