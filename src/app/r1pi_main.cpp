@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
     return root ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
   }
   try {
-    if (!prompt_file.empty()) o.prompt = read_file(prompt_file);
+    // Only rank 0 tokenises the prompt: the prompt file need not exist on the other boards.
+    if (!prompt_file.empty() && root) o.prompt = read_file(prompt_file);
     // Rank 0's random seed is the one used: only rank 0 samples.
     o.sampler.seed = seed >= 0 ? uint64_t(seed) : uint64_t(std::random_device{}());
 #ifdef R1PI_HAVE_MPI
@@ -95,6 +96,13 @@ int main(int argc, char** argv) {
 #endif
     return report(e.what());
   } catch (const std::bad_alloc&) {
+#ifdef R1PI_HAVE_MPI
+    // As above: a rank that returns while the others wait in a collective would hang the job.
+    if (world.size() > 1) {
+      report("out of memory");
+      world.abort(1);
+    }
+#endif
     return report("out of memory");
   }
 }

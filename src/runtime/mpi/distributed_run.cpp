@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <new>
+#include <optional>
+#include <string>
 
 #include "common/error.h"
 #include "gguf/gguf_file.h"
@@ -20,14 +23,13 @@
 
 namespace r1pi {
 
-namespace {
-
-// The rule every rank applies: FFN columns split on whole blocks of ffn_down's type.
-Shard shard_for(const GgufFile& file, const LlamaConfig& config, int rank, int n_ranks) {
+Shard rank_shard(const GgufFile& file, const LlamaConfig& config, int rank, int n_ranks) {
   const GgufTensorInfo* down = file.find_tensor("blk.0.ffn_down.weight");
   const uint32_t block = down ? uint32_t(ggml_block_elements(down->type)) : 32;
   return Shard::for_rank(config, rank, n_ranks, block);
 }
+
+namespace {
 
 // Collective: true when every rank opened the same model file.
 bool same_model_everywhere(const MpiWorld& world, const Fingerprint& mine) {
@@ -66,7 +68,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
 
   // ---- every rank loads its shard; all agree that all succeeded ----
   const RankShardRule rule = [&](const GgufFile& f, const LlamaConfig& c, int r) {
-    return shard_for(f, c, r, n_ranks);
+    return rank_shard(f, c, r, n_ranks);
   };
   std::optional<LoadedModel> loaded;
   if (o.weights_from_root) {
@@ -83,6 +85,8 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
       load_weights(*loaded, file, source, world.is_root());
     } catch (const Error& e) {
       error = e.what();
+    } catch (const std::bad_alloc&) {
+      error = "out of memory loading this rank's shard of " + o.model_path;
     }
     if (!all_succeeded(world, error)) return 1;
     if (!same_model_everywhere(world, fingerprint)) return 1;
@@ -91,11 +95,30 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  // ---- every rank's engine ----
+  // ---- every rank's engine; all agree that all have one before any control message ----
+  // (A rank that could not allocate its KV cache must not leave the others waiting for it.)
   const int n_ctx = context_size(o, model.config);
-  ThreadPool pool(o.threads);
-  Q80Sync sync(parse_sync_method(o.sync), rank, n_ranks);
-  LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
+  std::optional<ThreadPool> pool_holder;
+  std::optional<Q80Sync> sync_holder;
+  std::optional<LlamaForward> forward_holder;
+  {
+    std::string error;
+    try {
+      pool_holder.emplace(o.threads);
+      sync_holder.emplace(parse_sync_method(o.sync), rank, n_ranks);
+      forward_holder.emplace(model.config, model.weights, model.shard, n_ctx, *pool_holder,
+                             *sync_holder);
+    } catch (const Error& e) {
+      error = e.what();
+    } catch (const std::bad_alloc&) {
+      error = "out of memory for the KV cache of " + std::to_string(n_ctx) +
+              " positions and the work buffers (lower -c/--ctx-size)";
+    }
+    if (!all_succeeded(world, error)) return 1;
+  }
+  ThreadPool& pool = *pool_holder;
+  Q80Sync& sync = *sync_holder;
+  LlamaForward& forward = *forward_holder;
   const RankOptions rank_options{o.check_hidden, o.timings, o.timings_all};
 
   if (!world.is_root()) {

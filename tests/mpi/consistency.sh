@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# consistency.sh MODEL NP: r1pi on NP ranks is deterministic and its ranks agree.
+#   - with --check-ranks every rank holds bit-identical hidden states after every layer of every
+#     forward (r1pi compares digests and aborts otherwise; the test asserts its summary line);
+#   - the sha256 of the greedy tokens is the same for -t 1, 2 and 3, for --sync allgather and
+#     allreduce, for --weights-from-root, for another prefill batch size and for a repeated run;
+#   - sampled runs (--seed 42; --top-k 40, and --top-k 0: every rank sends all its rows) repeat
+#     with other threads, sync, batch size and --weights-from-root.
+# MODEL is a file name in $R1PI_MPI_MODELS. NP = 1 runs the single-rank path through mpirun.
+source "$(dirname "$0")/lib.sh"
+model=$R1PI_MPI_MODELS/${1:?usage: consistency.sh MODEL NP}
+np=${2:?usage: consistency.sh MODEL NP}
+TEST_NAME="mpi consistency $(basename "$model" .gguf) np=$np"
+work=$(mktemp -d "${TMPDIR:-/tmp}/r1pi-mpi-consistency.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+base=(-m "$model" -p "Once upon a time, in a land far away, there lived" -n 24 -c 256 --check-ranks)
+
+# run NAME ARGS...: one job; checks it succeeded and printed a sha (and, on several ranks, that
+# the hidden states agreed in every forward); sets $sha.
+run() {
+  local name=$1
+  shift
+  job "$np" "$work/$name.log" "$R1PI" "${base[@]}" "$@"
+  sha=$(sha_of "$work/$name.log")
+  if [ "$rc" -ne 0 ] || [ -z "$sha" ]; then
+    fail "$name ($*): exit $rc, sha '${sha}'"
+    show "$work/$name.log"
+    return
+  fi
+  if [ "$np" -gt 1 ]; then
+    if grep -Eq "^ranks: hidden states identical after every layer on all $np ranks \([1-9][0-9]* forwards\)$" \
+        "$work/$name.log"; then :; else
+      fail "$name: no 'hidden states identical' line for $np ranks"
+      show "$work/$name.log"
+    fi
+  fi
+  echo "  $name: sha256 $sha (${secs}s)"
+}
+
+# same REF_SHA NAME ARGS...: a run whose sha must equal REF_SHA.
+same() {
+  local want=$1 name=$2
+  shift 2
+  run "$name" "$@"
+  [ -z "$sha" ] || { [ "$sha" = "$want" ] && pass "$name gives the same sha256" || fail "$name: sha256 $sha != $want"; }
+}
+
+run greedy-t1 --temp 0 -t 1
+ref=$sha
+[ -n "$ref" ] || die "the reference run failed"
+grep -q "^run: $np rank" "$work/greedy-t1.log" || fail "the banner does not say $np rank(s)"
+same "$ref" greedy-t2 --temp 0 -t 2
+same "$ref" greedy-t3 --temp 0 -t 3
+same "$ref" greedy-batch3 --temp 0 -t 1 -b 3
+same "$ref" greedy-repeat --temp 0 -t 1
+if [ "$np" -gt 1 ]; then
+  same "$ref" greedy-allreduce --temp 0 -t 1 --sync allreduce
+  same "$ref" greedy-allreduce-t2 --temp 0 -t 2 --sync allreduce
+  same "$ref" greedy-from-root --temp 0 -t 1 --weights-from-root
+  grep -q "^rank $((np - 1)): shard [0-9.]* MB, KV cache [0-9.]* MB, peak RSS [0-9.]* MB$" \
+    "$work/greedy-from-root.log" && pass "memory report lists rank $((np - 1))" \
+    || fail "no memory report line for rank $((np - 1))"
+fi
+# Sampling: a high temperature, so that even a model with widely spread logits samples.
+for sampling in "top-k 40" "top-k 0"; do
+  k=${sampling#top-k }
+  name=sampled-k$k
+  sopts=(--temp 30 --top-k "$k" --top-p 1 --seed 42)
+  run "$name" "${sopts[@]}" -t 1
+  [ -n "$sha" ] || continue
+  sampled=$sha
+  [ "$sampled" != "$ref" ] || fail "$name gave the greedy tokens (sampling not in effect?)"
+  if [ "$np" -gt 1 ]; then
+    same "$sampled" "$name-other" "${sopts[@]}" -t 2 -b 5 --sync allreduce --weights-from-root
+  else
+    same "$sampled" "$name-other" "${sopts[@]}" -t 2 -b 5
+  fi
+done
+finish

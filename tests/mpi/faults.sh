@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# faults.sh CASE: a multi-rank job that cannot go on ends with a clear message and a non-zero exit,
+# never a hang. CASE:
+#   kill-worker     rank 1 of 3 gets SIGKILL mid-generation: mpirun exits non-zero within 10 s and
+#                   says that rank 1 died
+#   kill-root       the same for rank 0 of 2
+#   different-models rank 1 opens another model (same shape, other seed): refused at start with
+#                   "different model files", exit 1
+#   too-many-ranks  5 ranks for a model with 4 KV heads (also with --weights-from-root): exit 1,
+#                   "cannot split the model over 5 ranks"
+#   missing-file    the model file is missing on rank 1 only: exit 1, the message names the file
+#                   and rank 1
+#   out-of-memory   rank 1 cannot allocate its KV cache (ulimit -v on that rank only): exit 1,
+#                   "rank 1: out of memory", no hang while rank 0 would go on
+#   prompt-on-root-only (not a fault) a -f prompt file that only rank 0 has is enough
+source "$(dirname "$0")/lib.sh"
+case_name=${1:?usage: faults.sh CASE}
+TEST_NAME="mpi fault $case_name"
+work=$(mktemp -d "${TMPDIR:-/tmp}/r1pi-mpi-faults.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+tiny=$R1PI_MPI_MODELS/tiny.gguf
+JOB_TIMEOUT=60  # far above any of these jobs' run time; reaching it is reported as a hang
+
+# refused NP WANT... -- ARGS...: the job must exit with status 1 within the limit, printing every
+# WANT (a fixed string).
+refused() {
+  local np=$1 want=()
+  shift
+  while [ "$1" != "--" ]; do want+=("$1"); shift; done
+  shift
+  job "$np" "$work/job.log" "$@"
+  if [ "$rc" -eq 137 ]; then fail "hung: killed after ${JOB_TIMEOUT}s"; show "$work/job.log"; return; fi
+  [ "$rc" -eq 1 ] && pass "exit status 1 after ${secs}s" || { fail "exit status $rc (want 1)"; show "$work/job.log"; }
+  local w
+  for w in "${want[@]}"; do
+    grep -qF -- "$w" "$work/job.log" && pass "says '$w'" || { fail "does not say '$w'"; show "$work/job.log"; }
+  done
+}
+
+# children PID: the processes whose parent is PID (read from /proc: no procps needed).
+children() {
+  local parent=$1 stat fields ppid
+  for stat in /proc/[0-9]*/stat; do
+    fields=$(cat "$stat" 2>/dev/null) || continue
+    fields=${fields##*) }  # "STATE PPID ...": what follows the command name, which may hold spaces
+    read -r _ ppid _ <<<"$fields"
+    if [ "$ppid" = "$parent" ]; then stat=${stat#/proc/}; echo "${stat%/stat}"; fi
+  done
+}
+
+# killed NP RANK: starts a long job, kills rank RANK with SIGKILL while it computes, and checks
+# that mpirun ends within 10 s with a non-zero status, naming the rank.
+killed() {
+  local np=$1 victim=$2 log=$work/job.log
+  # -b 1: about 1800 single-token forwards over the long prompt, each with a sync: many seconds.
+  "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" \
+    -f "$R1PI_MPI_MODELS/prompt-long.txt" -c 2048 -b 1 -n 8 --temp 0 -t 1 >"$log" 2>&1 &
+  local mpirun_pid=$!  # scripts/mpirun execs mpirun: this is mpirun's pid
+  # Wait for the banner (printed once every rank has loaded and generation starts), then a bit.
+  local i
+  for i in $(seq 1 600); do grep -q '^run: ' "$log" && break; kill -0 $mpirun_pid 2>/dev/null || break; sleep 0.1; done
+  grep -q '^run: ' "$log" || { fail "the job never started generating"; show "$log"; kill -9 $mpirun_pid 2>/dev/null; return; }
+  sleep 1
+  # The rank is a child of mpirun with OMPI_COMM_WORLD_RANK in its environment.
+  local pid="" child
+  for child in $(children $mpirun_pid); do
+    if tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim"; then pid=$child; fi
+  done
+  if [ -z "$pid" ]; then
+    fail "no rank $victim among mpirun's children (did the job end early?)"
+    show "$log"
+    kill -9 $mpirun_pid 2>/dev/null
+    return
+  fi
+  kill -0 $mpirun_pid 2>/dev/null || { fail "the job ended before the kill"; show "$log"; return; }
+  kill -9 "$pid"
+  local start=$SECONDS
+  for i in $(seq 1 100); do kill -0 $mpirun_pid 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $mpirun_pid 2>/dev/null; then
+    fail "mpirun still running 10 s after rank $victim was killed"
+    show "$log"
+    for child in $(children $mpirun_pid); do kill -9 "$child" 2>/dev/null || true; done
+    kill -9 $mpirun_pid 2>/dev/null || true
+    wait $mpirun_pid 2>/dev/null || true
+    return
+  fi
+  local status=0
+  wait $mpirun_pid || status=$?
+  echo "  mpirun ended $((SECONDS - start))s after the kill, status $status"
+  [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was killed"
+  # Open MPI: "mpirun noticed that process rank 1 with PID ... exited on signal 9 (Killed)."
+  grep -Eq "process rank $victim .*(signal 9|Killed)" "$log" && pass "names rank $victim and the signal" \
+    || { fail "the output does not say that rank $victim was killed"; show "$log"; }
+  grep -q '^sha256: ' "$log" && fail "the job finished generating: the kill came too late" || true
+}
+
+case "$case_name" in
+  kill-worker) killed 3 1 ;;
+  kill-root) killed 2 0 ;;
+  different-models)
+    R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $R1PI_MPI_MODELS/tiny-seed8.gguf" \
+      refused 2 "error: the ranks opened different model files" "rank 0 " "rank 1 " -- \
+      "$PER_RANK" "$R1PI" -p hi -n 4
+    ;;
+  too-many-ranks)
+    refused 5 "error: " "cannot split the model over 5 ranks: it has only 4 KV heads" -- \
+      "$R1PI" -m "$tiny" -p hi -n 4
+    refused 5 "cannot split the model over 5 ranks: it has only 4 KV heads" -- \
+      "$R1PI" -m "$tiny" -p hi -n 4 --weights-from-root
+    ;;
+  missing-file)
+    missing=$work/not-on-this-board/model.gguf
+    R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $missing" R1PI_TEST_RANK2_ARGS="-m $tiny" \
+      refused 3 "error: rank 1: $missing" -- "$PER_RANK" "$R1PI" -p hi -n 4
+    ;;
+  out-of-memory)
+    # Rank 1 asks for a 16M-position KV cache (16 GB on the tiny model) under a 2 GB address-space
+    # limit, so the allocation fails at once whatever the machine's overcommit policy; rank 0
+    # would be fine with its 256.
+    R1PI_TEST_RANK0_ARGS="-c 256" R1PI_TEST_RANK1_ARGS="-c 16777216" R1PI_TEST_RANK1_VMEM_KB=2000000 \
+      refused 2 "error: rank 1: out of memory" -- "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1
+    ;;
+  prompt-on-root-only)
+    # Not a fault: only rank 0 reads a -f prompt file, so the other boards need no copy of it.
+    prompt=$work/prompt.txt
+    printf 'Once upon a time' >"$prompt"
+    job 2 "$work/all.log" "$R1PI" -m "$tiny" -f "$prompt" -n 8 --temp 0 -t 1
+    want=$(sha_of "$work/all.log")
+    [ -n "$want" ] || { fail "the run with the prompt file on every rank failed"; show "$work/all.log"; }
+    R1PI_TEST_RANK0_ARGS="-f $prompt" R1PI_TEST_RANK1_ARGS="-f $work/absent.txt" \
+      job 2 "$work/job.log" "$PER_RANK" "$R1PI" -m "$tiny" -n 8 --temp 0 -t 1
+    [ "$rc" -eq 0 ] && [ "$(sha_of "$work/job.log")" = "$want" ] \
+      && pass "runs without the prompt file on rank 1, same sha256" \
+      || { fail "exit $rc, sha '$(sha_of "$work/job.log")' (want $want)"; show "$work/job.log"; }
+    ;;
+  *) die "unknown case '$case_name'" ;;
+esac
+finish

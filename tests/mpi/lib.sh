@@ -1,0 +1,38 @@
+# Shared by the MPI test drivers (sourced). ctest sets R1PI_BIN_DIR (r1pi, r1pi-model,
+# mpi_teacher_forced), R1PI_MPI_MODELS (the models made by make_models.sh) and R1PI_SOURCE_DIR.
+set -euo pipefail
+: "${R1PI_BIN_DIR:?set R1PI_BIN_DIR to the build folder}"
+: "${R1PI_MPI_MODELS:?set R1PI_MPI_MODELS to the folder make_models.sh wrote}"
+: "${R1PI_SOURCE_DIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+R1PI=$R1PI_BIN_DIR/r1pi
+# Every job goes through scripts/mpirun (root, oversubscription, yield-when-idle), so the tests
+# also exercise the wrapper the README tells people to use.
+MPIRUN_WRAPPER=$R1PI_SOURCE_DIR/scripts/mpirun
+PER_RANK=$R1PI_SOURCE_DIR/tests/mpi/per_rank.sh
+TEST_NAME=${TEST_NAME:-$(basename "$0" .sh)}
+failures=0
+
+pass() { echo "PASS: $TEST_NAME: $*"; }
+fail() { echo "FAIL: $TEST_NAME: $*"; failures=$((failures + 1)); }
+die() { echo "FAIL: $TEST_NAME: $*"; exit 1; }
+finish() {
+  if [ "$failures" -eq 0 ]; then echo "PASS: $TEST_NAME (all checks)"; exit 0; fi
+  echo "FAIL: $TEST_NAME: $failures check(s) failed"
+  exit 1
+}
+
+# job NP LOG ARGS...: scripts/mpirun -np NP -- ARGS... with a hard limit (a hang is a failure, not
+# a stuck ctest); the output goes to LOG, the exit status to $rc, the seconds taken to $secs.
+job() {
+  local np=$1 log=$2
+  shift 2
+  local start=$SECONDS
+  rc=0
+  timeout -s KILL "${JOB_TIMEOUT:-120}" "$MPIRUN_WRAPPER" -np "$np" -- "$@" >"$log" 2>&1 || rc=$?
+  secs=$((SECONDS - start))
+}
+
+# sha_of LOG: the sha256 line of an r1pi summary (empty when there is none).
+sha_of() { sed -n 's/^sha256: \([0-9a-f]\{64\}\)$/\1/p' "$1" | tail -n 1; }
+
+show() { sed 's/^/    | /' "$1"; }

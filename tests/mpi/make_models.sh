@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make_models.sh OUT_DIR: the generated models every MPI test uses (the ctest fixture mpi_models).
+#   tiny.gguf        the tiny preset (dim 256, 4 layers, 8/4 heads, FFN 768 = 24 Q4_0 blocks,
+#                    vocab 512, Q6_K output), seed 7
+#   tiny-seed8.gguf  the same shape and seed 8: a different model with the same metadata
+#   uneven.gguf      dim 384, 3 layers, 12/6 heads, FFN 224 = 7 blocks, vocab 515, Q4_0 output:
+#                    on 4 ranks KV heads split 2/2/1/1, FFN blocks 2/2/2/1, vocabulary 129/129/129/128
+#   uneven-tied.gguf the same shape without output.weight (logits from token_embd's rows; such a
+#                    random model mostly repeats its input token, so only the logits test uses it)
+#   slow.gguf        dim 512, 8 layers, 8/4 heads, FFN 1536, vocab 2048: still busy after seconds
+#   prompt-long.txt  1800 bytes of prompt (about 1800 tokens with the byte vocabulary)
+set -euo pipefail
+out=${1:?usage: make_models.sh OUT_DIR}
+: "${R1PI_BIN_DIR:?set R1PI_BIN_DIR to the build folder}"
+mk=$R1PI_BIN_DIR/r1pi-model
+mkdir -p "$out"
+"$mk" make --no-progress --preset tiny --seed 7 -o "$out/tiny.gguf"
+"$mk" make --no-progress --preset tiny --seed 8 -o "$out/tiny-seed8.gguf"
+uneven=(--preset tiny --seed 11 --dim 384 --layers 3 --heads 12 --kv-heads 6 --ffn 224 --vocab 515)
+"$mk" make --no-progress "${uneven[@]}" --output-type q4_0 -o "$out/uneven.gguf"
+"$mk" make --no-progress "${uneven[@]}" --tied -o "$out/uneven-tied.gguf"
+"$mk" make --no-progress --preset tiny --seed 5 --dim 512 --layers 8 --heads 8 --kv-heads 4 \
+  --ffn 1536 --vocab 2048 -o "$out/slow.gguf"
+text=""
+while [ ${#text} -lt 1800 ]; do text+="The quick brown fox jumps over the lazy dog again. "; done
+printf '%s' "${text:0:1800}" >"$out/prompt-long.txt"
+echo "PASS: mpi_models: models in $out"
