@@ -1,5 +1,5 @@
-// Picks the backend once per process. Only the scalar reference exists so far; SIMD backends
-// will be added here, chosen by CPU features unless R1PI_BACKEND names one.
+// Picks the backend once per process: the fastest one this build has for the CPU, unless
+// R1PI_BACKEND names one (scalar, or any other backend of this build).
 #include "neon/kernels.h"
 
 #include <cstdlib>
@@ -9,16 +9,75 @@
 
 namespace r1pi {
 
+// ---- x86: kernels_avx2.cpp is compiled with -mavx2 -mfma -mf16c, so nothing of it may run before
+// the CPU check below (which is baseline code).
+#if defined(__x86_64__) || defined(__i386__)
+const Kernels* kernels_avx2_unchecked();
+
+const Kernels* kernels_avx2() {
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("f16c");
+  }();
+  return supported ? kernels_avx2_unchecked() : nullptr;
+}
+#else
+const Kernels* kernels_avx2() { return nullptr; }
+#endif
+// ---- end x86
+
+std::vector<const Kernels*> available_backends() {
+  std::vector<const Kernels*> v;
+  for (const Kernels* k : {kernels_neon_dotprod(), kernels_neon(), kernels_avx2()})
+    if (k) v.push_back(k);
+  v.push_back(&kernels_scalar());
+  return v;
+}
+
 namespace {
+
+// ---- ARM (kernels_neon.cpp): chosen at compile time. A dotprod build runs neon-dotprod (and can
+// be forced to plain neon); a build without dotprod (Pi 4: -mcpu=cortex-a72) has only neon.
+const Kernels* arm_default() {
+  if (const Kernels* k = kernels_neon_dotprod()) return k;
+  return kernels_neon();
+}
+
+const Kernels* arm_named(const std::string& name) {
+  if (name == "neon-dotprod") return kernels_neon_dotprod();
+  if (name == "neon") return kernels_neon();
+  return nullptr;
+}
+// ---- end ARM
+
+std::string available_names() {
+  std::string names = "scalar";
+  if (kernels_neon_dotprod()) names += ", neon-dotprod";
+  if (kernels_neon()) names += ", neon";
+  if (kernels_avx2()) names += ", avx2";
+  return names;
+}
 
 const Kernels& select_backend() {
   const char* env = std::getenv("R1PI_BACKEND");
-  if (env == nullptr || *env == '\0') return kernels_scalar();
+  if (env == nullptr || *env == '\0') {
+    if (const Kernels* k = arm_default()) return *k;
+    if (const Kernels* k = kernels_avx2()) return *k;
+    return kernels_scalar();
+  }
   const std::string wanted = env;
   if (wanted == "scalar") return kernels_scalar();
+  if (const Kernels* k = arm_named(wanted)) return *k;
+  if (wanted == "avx2" && kernels_avx2()) return *kernels_avx2();
+#if defined(__x86_64__) || defined(__i386__)
+  if (wanted == "avx2")
+    throw Error("R1PI_BACKEND=avx2: this CPU lacks AVX2, FMA or F16C (available: " +
+                available_names() + ")");
+#endif
   if (wanted == "avx2" || wanted == "neon-dotprod" || wanted == "neon") {
-    throw Error("R1PI_BACKEND=" + wanted +
-                ": backend not available in this build (available: scalar)");
+    throw Error("R1PI_BACKEND=" + wanted + ": backend not available in this build (available: " +
+                available_names() + ")");
   }
   throw Error("R1PI_BACKEND=" + wanted +
               ": unknown backend (known: scalar, avx2, neon-dotprod, neon)");

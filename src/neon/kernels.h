@@ -30,6 +30,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "neon/quant_blocks.h"
 
@@ -79,8 +80,22 @@ struct Kernels {
 // The scalar reference backend: always available, the definition of every result.
 const Kernels& kernels_scalar();
 // The backend this process uses (the fastest the CPU supports; R1PI_BACKEND=scalar forces the
-// reference).
+// reference, or names another backend of this build).
 const Kernels& kernels();
+
+// ARM NEON backends (kernels_neon.cpp); nullptr where this build has none. "neon" exists in every
+// 64-bit ARM build; "neon-dotprod" only when compiled for the dot-product extension
+// (-mcpu=cortex-a76 or -march=armv8.2-a+dotprod), and then runs only on CPUs that have it.
+const Kernels* kernels_neon();
+const Kernels* kernels_neon_dotprod();
+
+// The x86 AVX2 backend (kernels_avx2.cpp: AVX2 + FMA + F16C); nullptr where this build is not for
+// x86 or the CPU lacks one of the three (checked at run time: the binary itself is baseline x86-64).
+const Kernels* kernels_avx2();
+
+// Every backend this build can run on this CPU, fastest first, the scalar reference last.
+// kernels() takes the first unless R1PI_BACKEND names another.
+std::vector<const Kernels*> available_backends();
 
 // r1pi's exp: range reduction by ln 2 and a fixed polynomial, the same float operations on every
 // backend. Accurate to a few ulp; returns 0 below -87.3 and +inf above 88.7.
