@@ -20,9 +20,12 @@
 #if defined(__aarch64__) && defined(__ARM_NEON)
 
 #include <arm_neon.h>
+#include <sys/auxv.h>
 
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "neon/expf_r1pi.h"
@@ -530,6 +533,17 @@ constexpr Kernels make_table(const char* name) {
 const Kernels kNeon = make_table<PlainDot>("neon");
 #if defined(__ARM_FEATURE_DOTPROD)
 const Kernels kNeonDotprod = make_table<SdotDot>("neon-dotprod");
+
+// A dotprod build (the whole program is compiled for the Cortex-A76) dies of SIGILL on a CPU
+// without the extension, such as a Pi 4's Cortex-A72. Say so at start-up instead.
+[[maybe_unused]] const bool kCpuHasDotprod = [] {
+  if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) return true;
+  std::fputs("error: this r1pi was built for ARM's dot-product extension (-mcpu=cortex-a76 or "
+             "-march=armv8.2-a+dotprod: Raspberry Pi 5), which this CPU lacks; build it with "
+             "-mcpu=cortex-a72 (Raspberry Pi 4) or -march=armv8-a\n",
+             stderr);
+  std::_Exit(1);
+}();
 #endif
 
 }  // namespace
