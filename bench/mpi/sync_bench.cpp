@@ -36,23 +36,6 @@ namespace {
 enum Op { AG_Q80, AR_OR_Q80, AR_F32, SYNC_AG, SYNC_AR, N_OPS };
 const char* const kOpName[N_OPS] = {"ag-q80", "ar-or-q80", "ar-f32", "sync-ag", "sync-ar"};
 
-MPI_Datatype q80_type() {
-  static MPI_Datatype type = [] {
-    MPI_Datatype t;
-    MPI_Type_contiguous(int(sizeof(block_q8_0)), MPI_BYTE, &t);
-    MPI_Type_commit(&t);
-    return t;
-  }();
-  return type;
-}
-
-void merge_slots(void* in, void* inout, int* len, MPI_Datatype*) {
-  const uint8_t* a = static_cast<const uint8_t*>(in);
-  uint8_t* b = static_cast<uint8_t*>(inout);
-  const size_t n = size_t(*len) * sizeof(block_q8_0);
-  for (size_t i = 0; i < n; ++i) b[i] |= a[i];
-}
-
 // tx_bytes of one interface in this process's network namespace (-1: not found).
 long long tx_bytes(const std::string& iface) {
   std::ifstream in("/proc/net/dev");
@@ -95,12 +78,12 @@ struct Buffers {
   void run(Op op) {
     switch (op) {
       case AG_Q80:
-        MPI_Allgather(row.data(), blocks, q80_type(), gathered.data(), blocks, q80_type(), MPI_COMM_WORLD);
+        MPI_Allgather(row.data(), blocks, q80_datatype(), gathered.data(), blocks, q80_datatype(), MPI_COMM_WORLD);
         break;
       case AR_OR_Q80:  // as q80_sync.cpp: own slot filled, the others zero, merged in place
         std::memset(slots.data(), 0, slots.size() * sizeof(block_q8_0));
         std::memcpy(slots.data() + size_t(rank) * blocks, row.data(), row.size() * sizeof(block_q8_0));
-        MPI_Allreduce(MPI_IN_PLACE, slots.data(), blocks * P, q80_type(), or_op, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, slots.data(), blocks * P, q80_datatype(), or_op, MPI_COMM_WORLD);
         break;
       case AR_F32:
         MPI_Allreduce(fin.data(), fout.data(), dim, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -181,8 +164,7 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  MPI_Op or_op;
-  MPI_Op_create(&merge_slots, 1, &or_op);
+  MPI_Op or_op = q80_slot_merge_op();
   char host[MPI_MAX_PROCESSOR_NAME];
   int host_len = 0;
   MPI_Get_processor_name(host, &host_len);
@@ -261,7 +243,6 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
-  MPI_Op_free(&or_op);
   MPI_Finalize();
   return 0;
 }

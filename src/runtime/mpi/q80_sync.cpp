@@ -13,7 +13,17 @@ namespace r1pi {
 
 namespace {
 
-MPI_Datatype q80_type() {
+// Merges rank slots: bytewise OR of whole Q80 blocks. Exactly associative and commutative.
+void merge_slots(void* in, void* inout, int* len, MPI_Datatype*) {
+  const uint8_t* a = static_cast<const uint8_t*>(in);
+  uint8_t* b = static_cast<uint8_t*>(inout);
+  const size_t n = size_t(*len) * sizeof(block_q8_0);
+  for (size_t i = 0; i < n; ++i) b[i] |= a[i];
+}
+
+}  // namespace
+
+MPI_Datatype q80_datatype() {
   static MPI_Datatype type = [] {
     MPI_Datatype t;
     MPI_Type_contiguous(int(sizeof(block_q8_0)), MPI_BYTE, &t);
@@ -23,15 +33,7 @@ MPI_Datatype q80_type() {
   return type;
 }
 
-// Merges rank slots: bytewise OR of whole Q80 blocks. Exactly associative and commutative.
-void merge_slots(void* in, void* inout, int* len, MPI_Datatype*) {
-  const uint8_t* a = static_cast<const uint8_t*>(in);
-  uint8_t* b = static_cast<uint8_t*>(inout);
-  const size_t n = size_t(*len) * sizeof(block_q8_0);
-  for (size_t i = 0; i < n; ++i) b[i] |= a[i];
-}
-
-MPI_Op merge_op() {
+MPI_Op q80_slot_merge_op() {
   static MPI_Op op = [] {
     MPI_Op o;
     MPI_Op_create(&merge_slots, /*commute=*/1, &o);
@@ -39,8 +41,6 @@ MPI_Op merge_op() {
   }();
   return op;
 }
-
-}  // namespace
 
 SyncMethod parse_sync_method(const std::string& name) {
   if (name == "allreduce") return SyncMethod::Allreduce;
@@ -71,10 +71,10 @@ void Q80Sync::reduce_sum(float* x, int B, int64_t n) {
     std::memset(all_.data(), 0, sizeof(block_q8_0) * size_t(rank_ * blocks));
     std::memset(all_.data() + (rank_ + 1) * blocks, 0,
                 sizeof(block_q8_0) * size_t((n_ranks_ - rank_ - 1) * blocks));
-    MPI_Allreduce(MPI_IN_PLACE, all_.data(), int(blocks * n_ranks_), q80_type(), merge_op(),
+    MPI_Allreduce(MPI_IN_PLACE, all_.data(), int(blocks * n_ranks_), q80_datatype(), q80_slot_merge_op(),
                   MPI_COMM_WORLD);
   } else {
-    MPI_Allgather(mine, int(blocks), q80_type(), all_.data(), int(blocks), q80_type(), MPI_COMM_WORLD);
+    MPI_Allgather(mine, int(blocks), q80_datatype(), all_.data(), int(blocks), q80_datatype(), MPI_COMM_WORLD);
   }
 
   // ---- sum in rank order: x = p0 + p1 + ... ----

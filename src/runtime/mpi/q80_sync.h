@@ -12,6 +12,8 @@
 // order 0, 1, ..., n-1. Hence the result is bit-identical on every rank, identical for both
 // methods, and independent of message sizes and of the transport.
 #pragma once
+#include <mpi.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +22,10 @@
 #include "neon/quant_blocks.h"
 
 namespace r1pi {
+
+// The 34-byte Q80 block as an MPI datatype, and the slot-merging op (bytewise OR).
+MPI_Datatype q80_datatype();
+MPI_Op q80_slot_merge_op();
 
 enum class SyncMethod { Allreduce, Allgather };
 SyncMethod parse_sync_method(const std::string& name);  // "allreduce" | "allgather"
