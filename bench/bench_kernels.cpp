@@ -9,10 +9,13 @@
 // Every weight matrix is replicated to fill >= 1 GiB and the iterations rotate through the copies,
 // so that B = 1 reads memory, not the last-level cache. Shapes are the 8B model's (4096 x 4096:
 // wq/wo; 14336 x 4096: w1/w3; 4096 x 14336: w2; 128256 x 4096 Q6_K: the output matrix).
-// Extra flags: --backends=avx2,scalar (default: all but scalar) --quick (fewer shapes).
+// Extra flags: --backends=avx2,scalar (default: all but scalar) --quick (fewer shapes)
+//   --chunk=N rows per pool task (default 16, as layers/linear.cpp).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -33,6 +36,7 @@ using r1pi::MatmulArgs;
 using r1pi::ThreadPool;
 
 constexpr size_t kGiB = size_t(1) << 30;
+int64_t g_chunk = 16;  // rows per pool task
 
 ThreadPool& pool(int threads) {
   static std::map<int, std::unique_ptr<ThreadPool>> pools;
@@ -123,7 +127,7 @@ std::vector<r1pi::block_q8_0> activations(const Kernels& k, int64_t cols, int B)
   return q;
 }
 
-// linear.cpp's matmul: chunks of 16 rows over the pool, each a kernel call for all B tokens.
+// linear.cpp's matmul: chunks of g_chunk rows over the pool, each a kernel call for all B tokens.
 void run_matmul(const Kernels& k, WType t, ThreadPool& p, const uint8_t* w, int64_t rows,
                 int64_t cols, const r1pi::block_q8_0* x, int B, float* out) {
   void (*kernel)(const MatmulArgs&) = t == WType::Q4_0 ? k.matmul_q4_0_q8_0 : k.matmul_q6_K_q8_0;
@@ -134,7 +138,7 @@ void run_matmul(const Kernels& k, WType t, ThreadPool& p, const uint8_t* w, int6
     c.r0 = r0;
     c.r1 = r1;
     kernel(c);
-  }, 16);
+  }, g_chunk);
 }
 
 void BM_read_bw(benchmark::State& state, int threads) {
@@ -203,6 +207,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--backends=", 11) == 0) backends_flag = argv[i] + 11;
     else if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strncmp(argv[i], "--chunk=", 8) == 0) g_chunk = std::max<int64_t>(1, std::atoll(argv[i] + 8));
     else args.push_back(argv[i]);
   }
   int n = int(args.size());

@@ -16,7 +16,8 @@
 #
 # Usage: bench/decode_roofline.sh [BUILD_DIR] [PRESET...]     (BUILD_DIR default: build)
 #   R1PI_BACKEND selects the kernels as for r1pi; SCRATCH_PARENT the folder for the scratch dir;
-#   REPEAT=N runs each CLI measurement N times and keeps the best (for a machine shared with others).
+#   REPEAT=N runs each CLI measurement N times and keeps the best (for a machine shared with others);
+#   MODELS=DIR keeps the models in DIR (written there if missing, never deleted) to compare builds.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -79,9 +80,13 @@ best_cli() {  # phase model threads batch n prompt -> the summary of the fastest
 
 summary=()
 for preset in "${presets[@]}"; do
-  model="$scratch/$preset.gguf"
-  echo "== $preset: writing $model"
-  "$build/r1pi-model" make --preset "$preset" -o "$model" --no-progress
+  model="${MODELS:-$scratch}/$preset.gguf"
+  if [ -n "${MODELS:-}" ] && [ -f "$model" ]; then
+    echo "== $preset: $model"
+  else
+    echo "== $preset: writing $model"
+    "$build/r1pi-model" make --preset "$preset" -o "$model" --no-progress
+  fi
   read -r bytes params < <(model_sizes "$model")
   echo "   matrix bytes per token $bytes, matrix parameters $params"
 
@@ -112,7 +117,7 @@ for preset in "${presets[@]}"; do
     echo "     $l"
     case "$l" in forward* | prefill*) summary+=("$preset $l") ;; esac
   done < <("$build/bench/forward_batch" "$model" --threads 2 --batches 1,2,4,8,16 --reps 3 --prefill 128)
-  rm -f "$model"
+  [ -n "${MODELS:-}" ] || rm -f "$model"
 done
 
 echo

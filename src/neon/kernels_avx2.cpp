@@ -586,6 +586,14 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
 template <class P, int R, int T>
 void few_rows(const MatmulArgs& a, const Prepared& pp, int64_t nb, int64_t r0, int64_t r1,
               const float* lut) {
+  // The first tile was prefetched by the previous call only if this thread ran it (the last tile
+  // prefetches the rows after r1, usually the next call's): start its first lines now.
+  if (r1 - r0 >= R) {
+    const int64_t head = min64(int64_t(a.w_row_bytes), 1024);
+    for (int i = 0; i < R; ++i)
+      for (int64_t o = 0; o < head; o += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(a.w + size_t(r0 + i) * a.w_row_bytes + o), _MM_HINT_T0);
+  }
   for (int64_t r = r0; r < r1; r += R) {
     __m256 acc[R][T];
     const uint8_t* rows[R];
