@@ -1,5 +1,7 @@
 #include "layers/linear.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "neon/kernels.h"
 #include "runtime/thread_pool.h"
@@ -52,13 +54,14 @@ void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool) {
                      : reinterpret_cast<const uint8_t*>(x.f32_row(0)),
                   q8 ? sizeof(block_q8_0) * size_t(x.cols() / QK8_0) : sizeof(float) * size_t(x.cols()),
                   x.batch(), out, w.rows};
-  // Rows in chunks: each chunk streams its weight rows once for all B tokens.
+  // Rows in chunks: each chunk streams its weight rows once for all B tokens. About eight chunks
+  // per thread: long enough runs for the hardware prefetcher, enough of them to balance threads.
   pool.parallel_for(w.rows, [&](int64_t r0, int64_t r1) {
     MatmulArgs chunk = args;
     chunk.r0 = r0;
     chunk.r1 = r1;
     kernel(chunk);
-  }, 16);
+  }, std::max<int64_t>(16, w.rows / (int64_t(pool.size()) * 8)));
 }
 
 }  // namespace r1pi
