@@ -2,6 +2,8 @@
 // values, an exhaustive round trip, and (on x86 with F16C) the hardware instructions.
 #include <gtest/gtest.h>
 
+#include "test_support.h"
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -16,17 +18,8 @@
 namespace r1pi {
 namespace {
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+using test::bits_of;
+using test::from_bits;
 
 bool is_nan_half(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0; }
 
@@ -37,11 +30,11 @@ TEST(Fp16, KnownHalves) {
   EXPECT_EQ(fp16_to_fp32(0x0400), std::ldexp(1.0f, -14));     // smallest normal
   EXPECT_EQ(fp16_to_fp32(0x0001), std::ldexp(1.0f, -24));     // smallest subnormal
   EXPECT_EQ(fp16_to_fp32(0x03ff), std::ldexp(1023.0f, -24));  // largest subnormal
-  EXPECT_EQ(bits(fp16_to_fp32(0x8000)), 0x80000000u);         // -0 keeps its sign
+  EXPECT_EQ(bits_of(fp16_to_fp32(0x8000)), 0x80000000u);         // -0 keeps its sign
   EXPECT_EQ(fp16_to_fp32(0x7c00), INFINITY);
   EXPECT_EQ(fp16_to_fp32(0xfc00), -INFINITY);
   EXPECT_TRUE(std::isnan(fp16_to_fp32(0x7e00)));
-  EXPECT_EQ(bits(fp16_to_fp32(0x7d01)), 0x7fe02000u);  // signalling NaN comes back quiet
+  EXPECT_EQ(bits_of(fp16_to_fp32(0x7d01)), 0x7fe02000u);  // signalling NaN comes back quiet
 }
 
 TEST(Fp16, RoundsToNearestEven) {
@@ -92,7 +85,7 @@ __attribute__((target("f16c"))) float hw_fp16_to_fp32(uint16_t h) { return _cvts
 TEST(Fp16, MatchesF16C) {
   if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "CPU has no F16C";
   for (uint32_t h = 0; h < 0x10000; ++h) {
-    ASSERT_EQ(bits(fp16_to_fp32(uint16_t(h))), bits(hw_fp16_to_fp32(uint16_t(h)))) << std::hex << h;
+    ASSERT_EQ(bits_of(fp16_to_fp32(uint16_t(h))), bits_of(hw_fp16_to_fp32(uint16_t(h)))) << std::hex << h;
   }
   auto check = [](uint32_t u) {
     const float f = from_bits(u);
@@ -102,7 +95,7 @@ TEST(Fp16, MatchesF16C) {
   for (uint32_t h = 0; h < 0x7c00; ++h) {
     const float lo = fp16_to_fp32(uint16_t(h));
     const float hi = h + 1 < 0x7c00 ? fp16_to_fp32(uint16_t(h + 1)) : 65536.0f;
-    const uint32_t mid = bits(0.5f * (lo + hi));  // exact: 12 significant bits at most
+    const uint32_t mid = bits_of(0.5f * (lo + hi));  // exact: 12 significant bits at most
     for (uint32_t u : {mid - 1, mid, mid + 1}) {
       check(u);
       check(u | 0x80000000u);

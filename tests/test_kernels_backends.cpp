@@ -45,17 +45,8 @@ std::vector<const Kernels*> simd_backends() {
   if (simd_backends().empty()) GTEST_SKIP() << "no SIMD backend in this build and CPU"; \
   for (const Kernels* k : simd_backends())
 
-uint32_t bits_of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+using test::bits_of;
+using test::from_bits;
 
 // memcmp of two float arrays, reporting the first difference.
 ::testing::AssertionResult same_floats(const float* a, const float* b, size_t n) {

@@ -1,9 +1,15 @@
 // Helpers shared by the tests: where the external data lives, where the built programs are,
 // scratch folders, and running a program to look at its exit code and output.
 #pragma once
+#include <bit>
+#include <cstdint>
 #include <string>
 
 namespace r1pi::test {
+
+// A float's bit pattern and back (for tests that compare or build exact bytes).
+inline uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
+inline float from_bits(uint32_t u) { return std::bit_cast<float>(u); }
 
 // ../shared/data beside the checkout, or $R1PI_SHARED_DATA when set.
 std::string shared_data(const std::string& file = "");
