@@ -469,6 +469,12 @@ TEST(KernelsSelectionDeathTest, EnvironmentChoosesOrRefuses) {
     EXPECT_EXIT(exit_with_selection("avx2"), testing::ExitedWithCode(3),
                 "R1PI_BACKEND=avx2: (this CPU lacks AVX2|backend not available)");
   }
+  if (kernels_avx2_vnni()) {
+    EXPECT_EXIT(exit_with_selection("avx2-vnni"), testing::ExitedWithCode(0), "selected avx2-vnni");
+  } else {
+    EXPECT_EXIT(exit_with_selection("avx2-vnni"), testing::ExitedWithCode(3),
+                "R1PI_BACKEND=avx2-vnni: (this CPU or compiler lacks AVX-VNNI|backend not available)");
+  }
 }
 
 }  // namespace

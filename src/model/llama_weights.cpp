@@ -31,18 +31,28 @@ LlamaWeights LlamaWeights::load(const GgufFile& file, const LlamaConfig& config,
   vectors.push_back(&w.output_norm);
   if (!config.tied_output) matrices.push_back(&w.output);
 
+  // All matrices in one huge-page buffer (common/huge_buffer.h), each 64-byte aligned.
+  auto is_vector = [](const TensorSlice& s) { return s.tensor->ne.size() == 1; };
+  size_t matrix_bytes = 0;
+  for (const TensorSlice& s : slices)
+    if (!is_vector(s)) matrix_bytes += (s.bytes() + 63) / 64 * 64;
+  w.buffer_ = HugeBuffer(matrix_bytes);
+  uint8_t* next_bytes = w.buffer_.data();
+  std::vector<uint8_t> vector_bytes;
+
   size_t next_matrix = 0, next_vector = 0;
   for (const TensorSlice& s : slices) {
-    w.buffers_.emplace_back(new uint8_t[s.bytes()]);
-    uint8_t* bytes = w.buffers_.back().get();
-    source.read(s, bytes);
-    if (s.tensor->ne.size() == 1) {
+    if (is_vector(s)) {
       // Norm weights: kept as floats whatever their stored type.
+      vector_bytes.resize(s.bytes());
+      source.read(s, vector_bytes.data());
       std::vector<float>& v = *vectors[next_vector++];
       v.resize(size_t(s.col_end - s.col_begin));
-      dequantize_row(s.tensor->type, bytes, v.data(), int64_t(v.size()));
-      w.buffers_.pop_back();
+      dequantize_row(s.tensor->type, vector_bytes.data(), v.data(), int64_t(v.size()));
     } else {
+      uint8_t* bytes = next_bytes;
+      next_bytes += (s.bytes() + 63) / 64 * 64;
+      source.read(s, bytes);
       Matrix& m = *matrices[next_matrix++];
       m.type = s.tensor->type;
       m.cols = s.col_end - s.col_begin;

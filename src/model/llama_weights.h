@@ -1,11 +1,12 @@
 // The weights one rank computes with: its slices of every tensor, copied out of the GGUF mapping
-// into buffers it owns, so that the mapping can be released and only the shard stays resident.
+// into one buffer it owns (huge pages where the kernel gives them), so that the mapping can be
+// released and only the shard stays resident.
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <vector>
 
+#include "common/huge_buffer.h"
 #include "model/llama_config.h"
 #include "model/shard.h"
 #include "neon/ggml_type.h"
@@ -43,7 +44,7 @@ struct LlamaWeights {
   std::vector<float> output_norm; // [dim]
   Matrix output;                  // local vocab rows (token_embd's rows when tied)
 
-  // Copies this shard's slices (plan_slices) from source into buffers of its own; file supplies
+  // Copies this shard's slices (plan_slices) from source into a buffer of its own; file supplies
   // the tensor infos. progress(done_bytes, total_bytes) is called after each slice. Throws
   // r1pi::Error when a tensor is missing or a slice is not block-aligned.
   static LlamaWeights load(const GgufFile& file, const LlamaConfig& config, const Shard& shard,
@@ -53,7 +54,7 @@ struct LlamaWeights {
   uint64_t total_bytes() const;   // bytes held (matrices + norms)
 
  private:
-  std::vector<std::unique_ptr<uint8_t[]>> buffers_;
+  HugeBuffer buffer_;             // every matrix; the norms are in their vectors
 };
 
 }  // namespace r1pi

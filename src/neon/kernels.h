@@ -54,7 +54,7 @@ struct MatmulArgs {
 };
 
 struct Kernels {
-  const char* name;  // "scalar", "avx2", "neon-dotprod", "neon"
+  const char* name;  // "scalar", "avx2", "avx2-vnni", "neon-dotprod", "neon"
 
   void (*quantize_row_q8_0)(const float* x, block_q8_0* y, int64_t n);
 
@@ -92,6 +92,9 @@ const Kernels* kernels_neon_dotprod();
 // The x86 AVX2 backend (kernels_avx2.cpp: AVX2 + FMA + F16C); nullptr where this build is not for
 // x86 or the CPU lacks one of the three (checked at run time: the binary itself is baseline x86-64).
 const Kernels* kernels_avx2();
+// The same with AVX-VNNI (kernels_avx2_vnni.cpp, "avx2-vnni"): nullptr unless the CPU has AVX-VNNI
+// too and the compiler could build for it.
+const Kernels* kernels_avx2_vnni();
 
 // Every backend this build can run on this CPU, fastest first, the scalar reference last.
 // kernels() takes the first unless R1PI_BACKEND names another.

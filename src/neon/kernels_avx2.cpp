@@ -1,9 +1,12 @@
 // The AVX2 backend for x86-64 (AVX2 + FMA + F16C): every Kernels entry, byte for byte the scalar
 // reference's result (recipe in kernels.h).
 //
-// This file alone is compiled with -mavx2 -mfma -mf16c (CMakeLists.txt); the rest of r1pi stays
-// baseline x86-64, and kernels.cpp hands out this table only after __builtin_cpu_supports says the
-// CPU has all three. Hence the rules for this file:
+// Built twice: as itself ("avx2", -mavx2 -mfma -mf16c) and, through kernels_avx2_vnni.cpp, with
+// -mavxvnni as well ("avx2-vnni": the same 256-bit code where vpdpbusd does the work of
+// maddubs + madd + add, as sdot does on the Pi). Only those two files are compiled with these flags
+// (CMakeLists.txt); the rest of r1pi stays baseline x86-64, and kernels.cpp hands out a table only
+// after __builtin_cpu_supports says the CPU has every extension it was built for. Hence the rules
+// for this file:
 //   - no code runs before selection: no namespace-scope object with a dynamic initialiser (the
 //     table below is constant-initialised; the fp16 table and scratch buffers are created on
 //     first use);
@@ -25,7 +28,9 @@
 //   B > 4 (prefill, compute-bound): activations unsigned (x + 128, rearranged once per call so that
 //     8 tokens' blocks sit together), weights signed; each weight block's correction
 //     -128 * (its lane sums) is computed once and reused for up to 8 tokens.
-// Q8_0 weights are signed: maddubs(|w|, x * sign(w)). The int32 sums become floats exactly by the
+// Q8_0 weights are signed: maddubs(|w|, x * sign(w)). With AVX-VNNI one vpdpbusd replaces
+// maddubs + madd + add (dot4_add); its sums of four never saturate, so the bytes are the same, and
+// Q4_0 decode unpacks a block with a single AND (Q4_0Policy::unpack1). The int32 sums become floats exactly by the
 // "magic number" route: bits(1.5 * 2^23) + p is the float 1.5 * 2^23 + p for |p| < 2^22, and
 // subtracting 1.5 * 2^23 gives float(p) exactly; the magic is folded into the correction, and the
 // float subtraction runs on port 5 beside the multiplies (cvtdq2ps would compete with them).
@@ -117,6 +122,21 @@ thread_local Scratch tl_prep, tl_acc;
 
 constexpr int32_t kMagicBits = 0x4B400000;  // 1.5 * 2^23
 constexpr float kMagic = 12582912.0f;
+#ifdef __AVXVNNI__
+// 1.5 * 2^19, whose ulp is 1/16: bits(1.5 * 2^19) + 16 p is the float 1.5 * 2^19 + p (|16 p| < 2^22).
+constexpr int32_t kMagic16Bits = 0x49400000;
+constexpr float kMagic16 = 786432.0f;
+#endif
+
+// acc + the sums of four u8 x s8 products per int32 lane. Without VNNI maddubs forms pair sums in
+// int16 (saturating: callers keep them in range) and madd adds the pairs; vpdpbusd sums in int32.
+inline __m256i dot4_add(__m256i acc, __m256i u, __m256i s) {
+#ifdef __AVXVNNI__
+  return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+}
 
 // Calls f.template operator()<k>() for k = 0 .. N-1 (compile-time block index within a group).
 template <int N, class F>
@@ -345,7 +365,6 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
   const float* lut = f16_table();
   const __m256i ones8 = _mm256_set1_epi8(1);
   const __m256i ones16 = _mm256_set1_epi16(1);
-  const __m256i magic = _mm256_set1_epi32(kMagicBits);
   if (a.B <= kFewTokens) {
     const int Bp = a.B;
     const size_t slots = size_t(nb) * size_t(Bp);
@@ -361,7 +380,8 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
           const __m256i pairs = _mm256_maddubs_epi16(ones8, x);
           __m256i c;
           if constexpr (P::kCorr == Corr::Q4Lanes)
-            c = _mm256_sub_epi32(magic, _mm256_slli_epi32(_mm256_madd_epi16(pairs, ones16), 3));
+            c = _mm256_sub_epi32(P::magic_bits(),
+                                 _mm256_sllv_epi32(_mm256_madd_epi16(pairs, ones16), P::corr_shift()));
           else
             c = _mm256_slli_epi16(pairs, 5);
           _mm256_store_si256(reinterpret_cast<__m256i*>(corr + slot * 32), c);
@@ -425,26 +445,53 @@ struct Q4_0Policy {
     __m256i corr;  // bits(magic) - 128 * lane sums of w
     __m256 dw;
   };
+#ifdef __AVXVNNI__
+  // Decode with VNNI: lanes 0..3 take the low nibbles (q), lanes 4..7 the high nibbles left in
+  // place (16 q, up to 240: products that only vpdpbusd's int32 sums can hold). The offsets
+  // (prepare) are bits(M) - 8 * lane sum of x in lanes 0..3 and bits(M16) - 128 * lane sum in
+  // lanes 4..7, so lanes 4..7 hold bits(M16) + 16 p_j, which is the float M16 + p_j; magic() takes
+  // M (M16) off. One AND instead of a shift and an AND per block.
+  static R1PI_INLINE __m256 magic() {
+    return _mm256_setr_ps(kMagic, kMagic, kMagic, kMagic, kMagic16, kMagic16, kMagic16, kMagic16);
+  }
+  static R1PI_INLINE __m256i magic_bits() {
+    return _mm256_setr_epi32(kMagicBits, kMagicBits, kMagicBits, kMagicBits, kMagic16Bits,
+                             kMagic16Bits, kMagic16Bits, kMagic16Bits);
+  }
+  static R1PI_INLINE __m256i corr_shift() { return _mm256_setr_epi32(3, 3, 3, 3, 7, 7, 7, 7); }
+  template <int k>
+  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
+    const uint8_t* blk = row + b * int64_t(sizeof(block_q4_0));
+    const __m256i raw =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+    const __m256i nibbles = _mm256_setr_epi32(0x0F0F0F0F, 0x0F0F0F0F, 0x0F0F0F0F, 0x0F0F0F0F,
+                                              int32_t(0xF0F0F0F0), int32_t(0xF0F0F0F0),
+                                              int32_t(0xF0F0F0F0), int32_t(0xF0F0F0F0));
+    return {_mm256_and_si256(raw, nibbles), _mm256_broadcast_ss(lut + load_u16(blk))};
+  }
+#else
+  static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
+  static R1PI_INLINE __m256i magic_bits() { return _mm256_set1_epi32(kMagicBits); }
+  static R1PI_INLINE __m256i corr_shift() { return _mm256_set1_epi32(3); }
   template <int k>
   static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
     const uint8_t* blk = row + b * int64_t(sizeof(block_q4_0));
     return {q4_nibbles(blk + 2), _mm256_broadcast_ss(lut + load_u16(blk))};
   }
+#endif
   static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
-    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(w.q, x), _mm256_set1_epi16(1)), corr);
+    return dot4_add(corr, w.q, x);
   }
   // |(x + 128) (q - 8)| <= 255 * 8 per product: pair sums fit int16.
   template <int k>
   static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
     const uint8_t* blk = row + b * int64_t(sizeof(block_q4_0));
     const __m256i w = _mm256_sub_epi8(q4_nibbles(blk + 2), _mm256_set1_epi8(8));
-    const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(int8_t(0x80)), w),
-                                        _mm256_set1_epi16(1));
+    const __m256i s = dot4_add(_mm256_setzero_si256(), _mm256_set1_epi8(int8_t(0x80)), w);
     return {w, _mm256_sub_epi32(_mm256_set1_epi32(kMagicBits), s), _mm256_broadcast_ss(lut + load_u16(blk))};
   }
   static R1PI_INLINE __m256i lanesN(const WN& w, const int8_t* xq) {
-    const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(xq));
-    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(x, w.w), _mm256_set1_epi16(1)), w.corr);
+    return dot4_add(w.corr, _mm256_load_si256(reinterpret_cast<const __m256i*>(xq)), w.w);
   }
 };
 
@@ -468,10 +515,9 @@ struct Q8_0Policy {
     const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
     return {_mm256_abs_epi8(w), w, _mm256_broadcast_ss(lut + load_u16(blk))};
   }
+  static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
   static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i) {
-    const __m256i s =
-        _mm256_madd_epi16(_mm256_maddubs_epi16(w.aw, _mm256_sign_epi8(x, w.w)), _mm256_set1_epi16(1));
-    return _mm256_add_epi32(s, _mm256_set1_epi32(kMagicBits));
+    return dot4_add(_mm256_set1_epi32(kMagicBits), w.aw, _mm256_sign_epi8(x, w.w));
   }
   template <int k>
   static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
@@ -523,6 +569,7 @@ struct Q6_KPolicy {
     const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc, pick));
     return {_mm256_or_si256(lo, hi), s, _mm256_broadcast_ss(lut + sb->d)};
   }
+  static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
   // (sum q*x - 32 (x0 + x1)) per pair is (q0 - 32) x0 + (q1 - 32) x1, |.| <= 8128; madd multiplies
   // by the scale: p_j = s * sum of the lane's four (q - 32) x, |p_j| < 2^21.
   static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
@@ -552,7 +599,7 @@ struct Q6_KPolicy {
 template <class P, int R, int T>
 R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const Prepared& pp,
                           int64_t nb, __m256 (&acc)[R][T], const float* lut, size_t pf) {
-  const __m256 magic = _mm256_set1_ps(kMagic);
+  const __m256 magic = P::magic();
   for (int64_t b = 0; b < nb; b += P::kGroup) {
     static_for<P::kGroup>([&]<int k>() {
       const int64_t bk = b + k;
@@ -814,7 +861,11 @@ void matmul_f16_f32(const MatmulArgs& a) { matmul_float<true>(a); }
 void matmul_f32_f32(const MatmulArgs& a) { matmul_float<false>(a); }
 
 constexpr Kernels kAvx2 = {
+#ifdef __AVXVNNI__
+    "avx2-vnni",
+#else
     "avx2",
+#endif
     quantize_row_q8_0,
     vec_dot_q4_0_q8_0,
     vec_dot_q8_0_q8_0,
@@ -835,7 +886,10 @@ constexpr Kernels kAvx2 = {
 
 }  // namespace
 
-// Only kernels.cpp calls this, after checking the CPU (kernels_avx2() in kernels.h).
+// Only kernels.cpp calls these, after checking the CPU (kernels_avx2*() in kernels.h).
+#ifdef __AVXVNNI__
+const Kernels* kernels_avx2_vnni_unchecked() { return &kAvx2; }
+#else
 const Kernels* kernels_avx2_unchecked() { return &kAvx2; }
 
 void expf_r1pi_avx2_unchecked(const float* x, float* y, int64_t n) {
@@ -843,6 +897,7 @@ void expf_r1pi_avx2_unchecked(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n8; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
   if (const int rem = int(n - n8)) store_partial(y + n8, exp8(load_partial(x + n8, rem)), rem);
 }
+#endif
 
 }  // namespace r1pi
 
