@@ -303,16 +303,16 @@ struct QuantOps {
     return out[0][0];
   }
   template <int R, int T>
-  static void tile(const MatmulArgs& a, int64_t r, int b) {
+  static void tile(const MatmulArgs& a, int64_t r, int64_t stride, int b) {
     const Block* w[R];
     const block_q8_0* x[T];
-    for (int i = 0; i < R; ++i) w[i] = reinterpret_cast<const Block*>(a.w + (r + i) * a.w_row_bytes);
+    for (int i = 0; i < R; ++i) w[i] = reinterpret_cast<const Block*>(a.w + (r + i * stride) * a.w_row_bytes);
     for (int t = 0; t < T; ++t)
       x[t] = reinterpret_cast<const block_q8_0*>(a.x + size_t(b + t) * a.x_row_bytes);
     float out[R][T];
     quant_tile<Dot, WT, R, T>(a.n / WT::kPerBlock, w, x, out);
     for (int i = 0; i < R; ++i)
-      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i] = out[i][t];
+      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i * stride] = out[i][t];
   }
 };
 
@@ -324,17 +324,17 @@ struct Q6KOps {
     return out[0][0];
   }
   template <int R, int T>
-  static void tile(const MatmulArgs& a, int64_t r, int b) {
+  static void tile(const MatmulArgs& a, int64_t r, int64_t stride, int b) {
     const block_q6_K* w[R];
     const block_q8_0* x[T];
     for (int i = 0; i < R; ++i)
-      w[i] = reinterpret_cast<const block_q6_K*>(a.w + (r + i) * a.w_row_bytes);
+      w[i] = reinterpret_cast<const block_q6_K*>(a.w + (r + i * stride) * a.w_row_bytes);
     for (int t = 0; t < T; ++t)
       x[t] = reinterpret_cast<const block_q8_0*>(a.x + size_t(b + t) * a.x_row_bytes);
     float out[R][T];
     q6_K_tile<Dot, R, T>(a.n / QK_K, w, x, out);
     for (int i = 0; i < R; ++i)
-      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i] = out[i][t];
+      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i * stride] = out[i][t];
   }
 };
 
@@ -347,25 +347,28 @@ struct FloatOps {
     return out[0][0];
   }
   template <int R, int T>
-  static void tile(const MatmulArgs& a, int64_t r, int b) {
+  static void tile(const MatmulArgs& a, int64_t r, int64_t stride, int b) {
     const Elem* w[R];
     const float* x[T];
-    for (int i = 0; i < R; ++i) w[i] = reinterpret_cast<const Elem*>(a.w + (r + i) * a.w_row_bytes);
+    for (int i = 0; i < R; ++i) w[i] = reinterpret_cast<const Elem*>(a.w + (r + i * stride) * a.w_row_bytes);
     for (int t = 0; t < T; ++t)
       x[t] = reinterpret_cast<const float*>(a.x + size_t(b + t) * a.x_row_bytes);
     float out[R][T];
     float_tile<WF, R, T>(a.n, w, x, out);
     for (int i = 0; i < R; ++i)
-      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i] = out[i][t];
+      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i * stride] = out[i][t];
   }
 };
 
-// Rows [r0, r1) for T tokens starting at b: RB rows at a time, then the remainder one by one.
+// Rows [r0, r1) for T tokens starting at b, RB rows at a time as RB streams: the rows are cut
+// into RB equal parts and tile i takes row i of each part, so that each stream reads consecutive
+// rows (a long sequential run that the hardware prefetchers follow; RB adjacent rows would be RB
+// short ones). The remainder rows go one by one. No row's result depends on its tile.
 template <class Ops, int RB, int T>
 void rows_for_tokens(const MatmulArgs& a, int b) {
-  int64_t r = a.r0;
-  for (; r + RB <= a.r1; r += RB) Ops::template tile<RB, T>(a, r, b);
-  for (; r < a.r1; ++r) Ops::template tile<1, T>(a, r, b);
+  const int64_t q = (a.r1 - a.r0) / RB;
+  for (int64_t r = a.r0; r < a.r0 + q; ++r) Ops::template tile<RB, T>(a, r, q, b);
+  for (int64_t r = a.r0 + q * RB; r < a.r1; ++r) Ops::template tile<1, T>(a, r, 1, b);
 }
 
 // The tiling: one token (decode) takes four rows at a time, so four independent fma chains hide
