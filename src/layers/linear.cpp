@@ -35,33 +35,58 @@ void LinearInput::ensure_q8_0(ThreadPool& pool) {
 }
 
 void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool) {
-  if (w.cols != x.cols())
-    throw Error("matmul: weight rows of " + std::to_string(w.cols) + " against input of " +
-                std::to_string(x.cols()));
+  matmul_each({{w, out}}, x, pool);
+}
+
+void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool) {
   const Kernels& k = kernels();
-  const bool q8 = takes_q8_0(w.type);
-  if (q8) x.ensure_q8_0(pool);
-  void (*kernel)(const MatmulArgs&) = nullptr;
-  switch (w.type) {
-    case GgmlType::Q4_0: kernel = k.matmul_q4_0_q8_0; break;
-    case GgmlType::Q8_0: kernel = k.matmul_q8_0_q8_0; break;
-    case GgmlType::Q6_K: kernel = k.matmul_q6_K_q8_0; break;
-    case GgmlType::F16: kernel = k.matmul_f16_f32; break;
-    case GgmlType::F32: kernel = k.matmul_f32_f32; break;
+  struct Job {
+    MatmulArgs args;
+    void (*kernel)(const MatmulArgs&);
+    int64_t first_row;  // in the rows of all products one after the other
+    int64_t rows;
+  };
+  std::vector<Job> jobs;
+  jobs.reserve(products.size());
+  int64_t total_rows = 0;
+  for (const Product& p : products) {
+    const Matrix& w = p.w;
+    if (w.cols != x.cols())
+      throw Error("matmul: weight rows of " + std::to_string(w.cols) + " against input of " +
+                  std::to_string(x.cols()));
+    const bool q8 = takes_q8_0(w.type);
+    if (q8) x.ensure_q8_0(pool);
+    void (*kernel)(const MatmulArgs&) = nullptr;
+    switch (w.type) {
+      case GgmlType::Q4_0: kernel = k.matmul_q4_0_q8_0; break;
+      case GgmlType::Q8_0: kernel = k.matmul_q8_0_q8_0; break;
+      case GgmlType::Q6_K: kernel = k.matmul_q6_K_q8_0; break;
+      case GgmlType::F16: kernel = k.matmul_f16_f32; break;
+      case GgmlType::F32: kernel = k.matmul_f32_f32; break;
+    }
+    const MatmulArgs args{
+        w.cols, w.data, w.row_bytes, 0, 0,
+        q8 ? reinterpret_cast<const uint8_t*>(x.q8_0_row(0))
+           : reinterpret_cast<const uint8_t*>(x.f32_row(0)),
+        q8 ? sizeof(block_q8_0) * size_t(x.cols() / QK8_0) : sizeof(float) * size_t(x.cols()),
+        x.batch(), p.out, w.rows};
+    jobs.push_back({args, kernel, total_rows, w.rows});
+    total_rows += w.rows;
   }
-  MatmulArgs args{w.cols, w.data, w.row_bytes, 0, 0,
-                  q8 ? reinterpret_cast<const uint8_t*>(x.q8_0_row(0))
-                     : reinterpret_cast<const uint8_t*>(x.f32_row(0)),
-                  q8 ? sizeof(block_q8_0) * size_t(x.cols() / QK8_0) : sizeof(float) * size_t(x.cols()),
-                  x.batch(), out, w.rows};
   // Rows in chunks: each chunk streams its weight rows once for all B tokens. About eight chunks
   // per thread: long enough runs for the hardware prefetcher, enough of them to balance threads.
-  pool.parallel_for(w.rows, [&](int64_t r0, int64_t r1) {
-    MatmulArgs chunk = args;
-    chunk.r0 = r0;
-    chunk.r1 = r1;
-    kernel(chunk);
-  }, std::max<int64_t>(16, w.rows / (int64_t(pool.size()) * 8)));
+  // A chunk that spans two products is one kernel call on each part.
+  pool.parallel_for(total_rows, [&](int64_t r0, int64_t r1) {
+    for (const Job& job : jobs) {
+      const int64_t begin = std::max(r0, job.first_row) - job.first_row;
+      const int64_t end = std::min(r1, job.first_row + job.rows) - job.first_row;
+      if (begin >= end) continue;
+      MatmulArgs part = job.args;
+      part.r0 = begin;
+      part.r1 = end;
+      job.kernel(part);
+    }
+  }, std::max<int64_t>(16, total_rows / (int64_t(pool.size()) * 8)));
 }
 
 }  // namespace r1pi

@@ -6,6 +6,7 @@
 // depends on the batch size nor on which thread computed it.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "model/llama_weights.h"
@@ -36,5 +37,14 @@ class LinearInput {
 
 // out[b * w.rows + r] = W[r] . x[b] for b < x.batch(), r < w.rows.
 void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool);
+
+// Several products of one input (wq/wk/wv, w1/w3), each as matmul computes it, in one pass of the
+// thread pool over all their rows: one hand-off instead of several, and a small matrix (wk, wv)
+// no longer runs alone in short chunks. Results are those of separate matmul calls, bit for bit.
+struct Product {
+  const Matrix& w;
+  float* out;
+};
+void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool);
 
 }  // namespace r1pi

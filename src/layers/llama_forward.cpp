@@ -59,9 +59,7 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     // ---- attention: xb = rmsnorm(x); q, k, v = Wq xb, Wk xb, Wv xb ----
     for (int b = 0; b < B; ++b) k.rmsnorm(&xb_[b * dim], &x_[b * dim], L.attn_norm.data(), dim, eps);
     in_.set(xb_.data(), B, dim);
-    matmul(L.wq, in_, q_.data(), pool_);
-    matmul(L.wk, in_, k_.data(), pool_);
-    matmul(L.wv, in_, v_.data(), pool_);
+    matmul_each({{L.wq, q_.data()}, {L.wk, k_.data()}, {L.wv, v_.data()}}, in_, pool_);
 
     // ---- RoPE on q and k, then k and v into the cache ----
     for (int b = 0; b < B; ++b) {
@@ -84,8 +82,7 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     // ---- FFN: x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x) ----
     for (int b = 0; b < B; ++b) k.rmsnorm(&xb_[b * dim], &x_[b * dim], L.ffn_norm.data(), dim, eps);
     in_.set(xb_.data(), B, dim);
-    matmul(L.w1, in_, gate_.data(), pool_);
-    matmul(L.w3, in_, up_.data(), pool_);
+    matmul_each({{L.w1, gate_.data()}, {L.w3, up_.data()}}, in_, pool_);
     for (int b = 0; b < B; ++b) k.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
     in_.set(gate_.data(), B, ffn);
     matmul(L.w2, in_, delta_.data(), pool_);
