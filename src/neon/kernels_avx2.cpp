@@ -24,7 +24,8 @@
 // is taken off exactly in integers, on whichever side is cheaper:
 //   B <= 4 (decode, memory-bound): weights unsigned (q), activations signed; per call, each block's
 //     activation lane (pair) sums give the correction: p_j = sum q*x - 8 * sum x (Q4_0),
-//     s * (sum q*x - 32 * sum x) (Q6_K). Each row prefetches the next row tile (see few_tile).
+//     s * (sum q*x - 32 * sum x) (Q6_K). Rows run as a few long streams, each prefetching its
+//     next row (few_rows, few_tile).
 //   B > 4 (prefill, compute-bound): activations unsigned (x + 128, rearranged once per call so that
 //     8 tokens' blocks sit together), weights signed; each weight block's correction
 //     -128 * (its lane sums) is computed once and reused for up to 8 tokens.
