@@ -64,10 +64,8 @@ struct WeightSet {
   WType type;
   int64_t rows = 0, cols = 0;
   size_t matrix_bytes = 0, copies = 0, total = 0;
+  r1pi::HugeBuffer buffer;
   uint8_t* data = nullptr;
-  ~WeightSet() {
-    if (data) r1pi::bench::free_buffer(data, total);
-  }
   const uint8_t* copy(size_t i) const { return data + (i % copies) * matrix_bytes; }
 };
 
@@ -82,7 +80,8 @@ const WeightSet& weights(WType t, int64_t rows, int64_t cols) {
   w->matrix_bytes = (size_t(rows) * row_bytes(t, cols) + 4095) & ~size_t(4095);
   w->copies = (kGiB + w->matrix_bytes - 1) / w->matrix_bytes;
   w->total = w->copies * w->matrix_bytes;
-  w->data = r1pi::bench::alloc_buffer(w->total);
+  w->buffer = r1pi::bench::alloc_buffer(w->total);
+  w->data = w->buffer.data();
   uint64_t s = 0x9E3779B97F4A7C15ull;
   auto next = [&s] {
     s ^= s << 13;
@@ -142,7 +141,8 @@ void run_matmul(const Kernels& k, WType t, ThreadPool& p, const uint8_t* w, int6
 }
 
 void BM_read_bw(benchmark::State& state, int threads) {
-  static uint8_t* buf = r1pi::bench::alloc_buffer(kGiB);
+  static const r1pi::HugeBuffer memory = r1pi::bench::alloc_buffer(kGiB);
+  const uint8_t* buf = memory.data();
   ThreadPool& p = pool(threads);
   double best = 0;
   for (auto _ : state) {

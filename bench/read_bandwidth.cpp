@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
     }
   }
   const size_t bytes = size_t(std::max(1.0, gib) * double(size_t(1) << 30)) & ~size_t(127);
-  uint8_t* buf = r1pi::bench::alloc_buffer(bytes);
+  const r1pi::HugeBuffer memory = r1pi::bench::alloc_buffer(bytes);
+  const uint8_t* buf = memory.data();
   for (int t : threads) {
     r1pi::ThreadPool pool(t);
     r1pi::bench::read_once(pool, buf, bytes);  // warm-up: page tables, thread wake-up
@@ -48,6 +49,5 @@ int main(int argc, char** argv) {
                 bytes, r1pi::bench::read_sum_kind(), gbps.back(), gbps[gbps.size() / 2]);
     std::fflush(stdout);
   }
-  r1pi::bench::free_buffer(buf, bytes);
   return 0;
 }

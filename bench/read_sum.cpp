@@ -1,12 +1,9 @@
 #include "read_sum.h"
 
-#include <sys/mman.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <new>
 
 #include "runtime/thread_pool.h"
 
@@ -70,7 +67,6 @@ uint64_t sum_neon(const uint8_t* p, size_t n) {
 }
 #endif
 
-constexpr size_t kHuge = size_t(2) << 20;
 constexpr size_t kChunk = size_t(4) << 20;
 
 }  // namespace
@@ -101,19 +97,10 @@ const char* read_sum_kind() {
 #endif
 }
 
-uint8_t* alloc_buffer(size_t bytes) {
-  const size_t n = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  madvise(p, n, MADV_HUGEPAGE);
-#endif
-  std::memset(p, 1, n);
-  return static_cast<uint8_t*>(p);
-}
-
-void free_buffer(uint8_t* p, size_t bytes) {
-  munmap(p, (bytes + kHuge - 1) / kHuge * kHuge);
+HugeBuffer alloc_buffer(size_t bytes) {
+  HugeBuffer buf(bytes);
+  std::memset(buf.data(), 1, buf.size());
+  return buf;
 }
 
 double read_once(ThreadPool& pool, const uint8_t* p, size_t bytes) {

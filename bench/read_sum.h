@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/huge_buffer.h"
+
 namespace r1pi { class ThreadPool; }
 
 namespace r1pi::bench {
@@ -14,10 +16,9 @@ uint64_t read_sum(const uint8_t* p, size_t n);
 // Which loads read_sum uses here: "avx2", "sse2", "neon" or "scalar".
 const char* read_sum_kind();
 
-// Anonymous memory of `bytes` (rounded up to 2 MiB), transparent huge pages asked for, every page
-// written (so reads hit real memory, not the shared zero page). Freed with free_buffer.
-uint8_t* alloc_buffer(size_t bytes);
-void free_buffer(uint8_t* p, size_t bytes);
+// Memory as the engine holds its weights (common/huge_buffer.h: huge pages asked for), every page
+// written (so reads hit real memory, not the shared zero page).
+HugeBuffer alloc_buffer(size_t bytes);
 
 // Reads the whole buffer once with the pool's threads (4 MiB chunks handed out as the matrix
 // products hand out rows); returns GB/s (1e9 bytes per second).
