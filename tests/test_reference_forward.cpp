@@ -64,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "eigen_reference.h"
 #include "layers/linear.h"
 #include "layers/llama_forward.h"
@@ -433,6 +434,43 @@ TEST(ReferenceForward, SingleMatmulWorstCase) {
     Loaded& m = loaded(small_f32_tied());
     check_matmul(m.r1.weights.layers[0].w3, m.ref.layers[0].w3, test_activations(64, B, 7), B, "F32 w3");
   }
+}
+
+// matmul_each (wq/wk/wv, w1/w3 in one pool job; chunks can span two products) returns the bytes of
+// separate matmul calls, for any thread count and batch, with mixed weight types.
+TEST(Linear, MatmulEachEqualsSeparateMatmuls) {
+  Loaded& m = loaded(tiny_q4_0());
+  const LayerWeights& L = m.r1.weights.layers[0];
+  const Matrix& out = m.r1.weights.output;  // Q6_K, same columns as wq
+  for (int B : {1, 3, 7}) {
+    const std::vector<float> x = test_activations(L.wq.cols, B, 10 + B);
+    std::vector<float> q(size_t(B) * L.wq.rows), k(size_t(B) * L.wk.rows), v(size_t(B) * L.wv.rows),
+        o(size_t(B) * out.rows);
+    std::vector<float> q1 = q, k1 = k, v1 = v, o1 = o;
+    LinearInput in;
+    in.set(x.data(), B, L.wq.cols);
+    matmul(L.wq, in, q.data(), pool());
+    matmul(L.wk, in, k.data(), pool());
+    matmul(L.wv, in, v.data(), pool());
+    matmul(out, in, o.data(), pool());
+    for (int threads : {1, 2, 3}) {
+      ThreadPool p(threads);
+      LinearInput in1;
+      in1.set(x.data(), B, L.wq.cols);
+      matmul_each({{L.wk, k1.data()}, {out, o1.data()}, {L.wq, q1.data()}, {L.wv, v1.data()}}, in1, p);
+      EXPECT_EQ(std::memcmp(q.data(), q1.data(), q.size() * sizeof(float)), 0) << B << " " << threads;
+      EXPECT_EQ(std::memcmp(k.data(), k1.data(), k.size() * sizeof(float)), 0) << B << " " << threads;
+      EXPECT_EQ(std::memcmp(v.data(), v1.data(), v.size() * sizeof(float)), 0) << B << " " << threads;
+      EXPECT_EQ(std::memcmp(o.data(), o1.data(), o.size() * sizeof(float)), 0) << B << " " << threads;
+    }
+  }
+  // A product whose columns do not match the input is refused.
+  LinearInput in;
+  const std::vector<float> x = test_activations(L.w2.cols, 1, 1);
+  in.set(x.data(), 1, L.w2.cols);
+  std::vector<float> y(size_t(L.wq.rows));
+  auto mismatched = [&] { matmul_each({{L.wq, y.data()}}, in, pool()); };
+  EXPECT_THROW(mismatched(), Error);
 }
 
 }  // namespace
