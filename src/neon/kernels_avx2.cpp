@@ -595,40 +595,52 @@ struct Q6_KPolicy {
 // once for the T tokens, whose activation blocks (with offsets and scales) are loaded once per
 // block for the R rows. acc[r][t] lane j = fma(d, float(p_j), acc[r][t]) block after block.
 // Decode streams the weights from memory with little work per byte: the out-of-order window alone
-// keeps too few cache lines in flight, so each row prefetches the same place `pf` bytes further
-// (the next row of its stream, see few_rows: prefetch never faults, past the end it is merely
-// wasted).
+// keeps too few cache lines in flight, so each row prefetches `pf` bytes further along its stream
+// (see few_rows; prefetch never faults, past the end it is merely wasted).
 template <class P, int R, int T>
 R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const Prepared& pp,
                           int64_t nb, __m256 (&acc)[R][T], const float* lut, size_t pf) {
   const __m256 magic = P::magic();
-  for (int64_t b = 0; b < nb; b += P::kGroup) {
-    static_for<P::kGroup>([&]<int k>() {
-      const int64_t bk = b + k;
-      __m256i xv[T], corr[T];
-      __m256 dxb[T];
+  // Block b + k of every row (k: the block within a policy's group).
+  auto block = [&]<int k, bool kPrefetch>(int64_t b) {
+    const int64_t bk = b + k;
+    __m256i xv[T], corr[T];
+    __m256 dxb[T];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+      const size_t slot = size_t(bk) * T + t;
+      xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+          a.x + size_t(t) * a.x_row_bytes + bk * int64_t(sizeof(block_q8_0)) + 2));
+      corr[t] = P::kCorr != Corr::None
+                    ? _mm256_load_si256(reinterpret_cast<const __m256i*>(pp.corr + slot * 32))
+                    : _mm256_setzero_si256();
+      dxb[t] = _mm256_broadcast_ss(pp.dx + slot);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      if constexpr (kPrefetch)
+        _mm_prefetch(reinterpret_cast<const char*>(rows[r] + pf + bk * P::kBlockBytes), _MM_HINT_T0);
+      const typename P::W1 w = P::template unpack1<k>(rows[r], b, lut);
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
-        const size_t slot = size_t(bk) * T + t;
-        xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-            a.x + size_t(t) * a.x_row_bytes + bk * int64_t(sizeof(block_q8_0)) + 2));
-        corr[t] = P::kCorr != Corr::None
-                      ? _mm256_load_si256(reinterpret_cast<const __m256i*>(pp.corr + slot * 32))
-                      : _mm256_setzero_si256();
-        dxb[t] = _mm256_broadcast_ss(pp.dx + slot);
+        const __m256 d = _mm256_mul_ps(w.dw, dxb[t]);
+        const __m256 f = _mm256_sub_ps(_mm256_castsi256_ps(P::lanes1(w, xv[t], corr[t])), magic);
+        acc[r][t] = _mm256_fmadd_ps(d, f, acc[r][t]);
       }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        _mm_prefetch(reinterpret_cast<const char*>(rows[r] + pf + bk * P::kBlockBytes), _MM_HINT_T0);
-        const typename P::W1 w = P::template unpack1<k>(rows[r], b, lut);
-#pragma GCC unroll 4
-        for (int t = 0; t < T; ++t) {
-          const __m256 d = _mm256_mul_ps(w.dw, dxb[t]);
-          const __m256 f = _mm256_sub_ps(_mm256_castsi256_ps(P::lanes1(w, xv[t], corr[t])), magic);
-          acc[r][t] = _mm256_fmadd_ps(d, f, acc[r][t]);
-        }
-      }
-    });
+    }
+  };
+  if constexpr (P::kGroup == 1 && 2 * P::kBlockBytes <= 64) {
+    // Two blocks still fit in a cache line: one prefetch per row for every two blocks, since
+    // decode runs short of instruction slots more than of anything else.
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      block.template operator()<0, true>(b);
+      block.template operator()<0, false>(b + 1);
+    }
+    if (b < nb) block.template operator()<0, true>(b);
+  } else {
+    for (int64_t b = 0; b < nb; b += P::kGroup)
+      static_for<P::kGroup>([&]<int k>() { block.template operator()<k, true>(b); });
   }
 }
 
@@ -638,16 +650,20 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
 // on the 2-core test VM, Q4_0 14336 x 4096 at 2 threads went from 0.70 to 0.92 of the read
 // bandwidth (bench_kernels, rows in the engine's chunks). Which tile a row is in never changes
 // its result.
+// How far ahead each stream prefetches: the rows' own length when shorter. Farther (a whole 8 KB
+// w2 row) left the activations less room in L1: w2 (4096 x 14336) at 2 threads 26.7-27.4 GB/s with
+// a row ahead, 30.8-31.7 with 1 KB; 512 B was too close (bench_kernels, same runs).
+constexpr int64_t kPrefetchAhead = 1024;
+
 template <class P, int R, int T>
 void few_rows(const MatmulArgs& a, const Prepared& pp, int64_t nb, int64_t r0, int64_t r1,
               const float* lut) {
   const int64_t q = (r1 - r0) / R;
-  // The first rows were prefetched by the previous call only if this thread ran it (its last
-  // tile prefetches the rows after each of its streams): start their first lines now.
+  // Each stream prefetches only ahead of itself: start the first lines of every stream now.
+  const int64_t ahead = min64(int64_t(a.w_row_bytes), kPrefetchAhead);
   if (r1 - r0 >= R) {
-    const int64_t head = min64(int64_t(a.w_row_bytes), 1024);
     for (int i = 0; i < R; ++i)
-      for (int64_t o = 0; o < head; o += 64)
+      for (int64_t o = 0; o < ahead; o += 64)
         _mm_prefetch(reinterpret_cast<const char*>(a.w + size_t(r0 + i * q) * a.w_row_bytes + o), _MM_HINT_T0);
   }
   for (int64_t r = r0; r < r0 + q; ++r) {
@@ -657,7 +673,7 @@ void few_rows(const MatmulArgs& a, const Prepared& pp, int64_t nb, int64_t r0, i
       rows[i] = a.w + size_t(r + i * q) * a.w_row_bytes;
       for (int t = 0; t < T; ++t) acc[i][t] = _mm256_setzero_ps();
     }
-    few_tile<P, R, T>(rows, a, pp, nb, acc, lut, a.w_row_bytes);
+    few_tile<P, R, T>(rows, a, pp, nb, acc, lut, size_t(ahead));
     for (int i = 0; i < R; ++i)
       for (int t = 0; t < T; ++t) a.out[int64_t(t) * a.out_stride + r + i * q] = reduce8(acc[i][t]);
   }
