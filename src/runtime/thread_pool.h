@@ -2,8 +2,8 @@
 //
 // Hand-off: a worker that finds no work spins briefly (fast when it owns a core), then sleeps on a
 // futex (std::atomic::wait) so that oversubscribed ranks and threads do not burn the cores that the
-// others need. Work is handed out in chunks from a shared counter; a chunk's results never depend on
-// which thread runs it, so every thread count gives the same bytes.
+// others need. Work is handed out in chunks from a shared counter, long ones first (run_chunks); a
+// chunk's results never depend on which thread runs it, so every thread count gives the same bytes.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -23,8 +23,9 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
-  // Calls fn(begin, end) over disjoint ranges covering [0, n), chunk items at a time (0: automatic),
-  // on all threads including the caller; returns when all ranges are done.
+  // Calls fn(begin, end) over disjoint ranges covering [0, n), on all threads including the
+  // caller; returns when all ranges are done. Ranges shrink from half an even share per thread
+  // down to `chunk` items (0: automatic), the last one excepted.
   using RangeFn = std::function<void(int64_t begin, int64_t end)>;
   void parallel_for(int64_t n, const RangeFn& fn, int64_t chunk = 0);
 
