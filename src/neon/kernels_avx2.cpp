@@ -342,9 +342,9 @@ void quantize_row_q8_0(const float* x, block_q8_0* y, int64_t n) {
 
 // The activations of one call, rearranged once for all rows. Two layouts:
 //   B <= kFewTokens (decode): the quants are read where they are; for block b and token t, at slot
-//     b * B + t, corr holds the token-side offsets (Q4_0: int32 lanes
-//     bits(1.5 * 2^23) - 8 * (x0 + x1 + x2 + x3); Q6_K: int16 pairs 32 * (x0 + x1); Q8_0: none)
-//     and dx the scale as float.
+//     b * B + t, corr holds the token-side offsets (Lanes: int32 lanes bits(magic) - offset * (x0 +
+//     x1 + x2 + x3), magic and offset from the policy: Q4_0, and Q6_K with VNNI; Pairs: int16
+//     pairs 32 * (x0 + x1), Q6_K without VNNI; Q8_0: none) and dx the scale as float.
 //   More tokens: for block b and token t (tokens padded to Bp, a multiple of 8), at slot b * Bp + t:
 //     xq the 32 quants, 32-byte aligned (Q4_0 and Q6_K: x + 128 as unsigned bytes, the weights
 //     then enter signed and carry the offset correction); dx the scale as float.
@@ -355,7 +355,7 @@ struct Prepared {
   const float* dx;
 };
 
-enum class Corr { None, Q4Lanes, Q6Pairs };
+enum class Corr { None, Lanes, Pairs };
 
 // Up to this many tokens the weights are unpacked once per row for all of them with token-side
 // offsets (decode, small batches: memory-bound); more take the weight-side path (compute-bound).
@@ -380,7 +380,7 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
           const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
           const __m256i pairs = _mm256_maddubs_epi16(ones8, x);
           __m256i c;
-          if constexpr (P::kCorr == Corr::Q4Lanes)
+          if constexpr (P::kCorr == Corr::Lanes)
             c = _mm256_sub_epi32(P::magic_bits(),
                                  _mm256_sllv_epi32(_mm256_madd_epi16(pairs, ones16), P::corr_shift()));
           else
@@ -435,7 +435,7 @@ struct Q4_0Policy {
   static constexpr int kGroup = 1;
   static constexpr int64_t kBlockBytes = sizeof(block_q4_0);
   static constexpr int kRowsSingle = 4;
-  static constexpr Corr kCorr = Corr::Q4Lanes;
+  static constexpr Corr kCorr = Corr::Lanes;
   static constexpr bool kUnsignedX = true;
   struct W1 {
     __m256i q;   // 0..15
@@ -483,6 +483,7 @@ struct Q4_0Policy {
   static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
     return dot4_add(corr, w.q, x);
   }
+  static R1PI_INLINE __m256 scaled(__m256 f, const W1&) { return f; }
   // |(x + 128) (q - 8)| <= 255 * 8 per product: pair sums fit int16.
   template <int k>
   static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
@@ -520,6 +521,7 @@ struct Q8_0Policy {
   static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i) {
     return dot4_add(_mm256_set1_epi32(kMagicBits), w.aw, _mm256_sign_epi8(x, w.w));
   }
+  static R1PI_INLINE __m256 scaled(__m256 f, const W1&) { return f; }
   template <int k>
   static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
     return unpack1<k>(row, b, lut);
@@ -531,18 +533,49 @@ struct Q8_0Policy {
 
 // Q6_K: block k (0..7) of a super-block is its half h = k / 4, quarter g = k % 4 (q6_K_layout.h):
 // low bits ql[64h + 32(g & 1) + l] (low nibble for g < 2), high bits (qh[32h + l] >> 2g) & 3.
-// Lanes 0..3 take scales[2k], lanes 4..7 scales[2k + 1]: madd multiplies the pair sums by them.
+// Lanes 0..3 take scales[2k], lanes 4..7 scales[2k + 1]: madd multiplies the pair sums by them,
+// or, in decode with VNNI, a float multiply: vpdpbusd gives each lane's t = sum of four (q - 32) x
+// exactly (offsets as for Q4_0), and s * t, |s * t| < 2^21, is exact in float.
 struct Q6_KPolicy {
   static constexpr int kGroup = 8;
   static constexpr int64_t kBlockBytes = sizeof(block_q6_K) / 8;
   static constexpr int kRowsSingle = 2;
-  static constexpr Corr kCorr = Corr::Q6Pairs;
   static constexpr bool kUnsignedX = true;
   struct W1 {
     __m256i q;   // 0..63
-    __m256i s;   // int16 scales
+    __m256i s;   // int16 scales (pairs)
+    __m256 sf;   // float scales (lanes), VNNI decode only
     __m256 dw;
   };
+#ifdef __AVXVNNI__
+  static constexpr Corr kCorr = Corr::Lanes;
+  static R1PI_INLINE __m256i magic_bits() { return _mm256_set1_epi32(kMagicBits); }
+  static R1PI_INLINE __m256i corr_shift() { return _mm256_set1_epi32(5); }
+  static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
+    return _mm256_dpbusd_avx_epi32(corr, w.q, x);
+  }
+  static R1PI_INLINE __m256 scaled(__m256 t, const W1& w) { return _mm256_mul_ps(t, w.sf); }
+  // The super-block's 16 scales as floats, 8 per register (the compiler computes them once for
+  // the eight blocks), and block k's pair spread over the lanes.
+  template <int k>
+  static R1PI_INLINE __m256 lane_scales(const block_q6_K* sb) {
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb->scales));
+    const __m256 half = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(k < 4 ? sc : _mm_srli_si128(sc, 8)));
+    constexpr int i = 2 * (k % 4);
+    return _mm256_permutevar8x32_ps(half, _mm256_setr_epi32(i, i, i, i, i + 1, i + 1, i + 1, i + 1));
+  }
+#else
+  static constexpr Corr kCorr = Corr::Pairs;
+  // (sum q*x - 32 (x0 + x1)) per pair is (q0 - 32) x0 + (q1 - 32) x1, |.| <= 8128; madd multiplies
+  // by the scale: p_j = s * sum of the lane's four (q - 32) x, |p_j| < 2^21.
+  static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
+    const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(w.q, x), corr);
+    return _mm256_add_epi32(_mm256_madd_epi16(pairs, w.s), _mm256_set1_epi32(kMagicBits));
+  }
+  static R1PI_INLINE __m256 scaled(__m256 f, const W1&) { return f; }
+  template <int k>
+  static R1PI_INLINE __m256 lane_scales(const block_q6_K*) { return _mm256_setzero_ps(); }
+#endif
   struct WN {
     __m256i w;     // q - 32
     __m256i s;
@@ -568,15 +601,9 @@ struct Q6_KPolicy {
                                        2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1,
                                        2 * k + 1, 2 * k + 1, 2 * k + 1);
     const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc, pick));
-    return {_mm256_or_si256(lo, hi), s, _mm256_broadcast_ss(lut + sb->d)};
+    return {_mm256_or_si256(lo, hi), s, lane_scales<k>(sb), _mm256_broadcast_ss(lut + sb->d)};
   }
   static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
-  // (sum q*x - 32 (x0 + x1)) per pair is (q0 - 32) x0 + (q1 - 32) x1, |.| <= 8128; madd multiplies
-  // by the scale: p_j = s * sum of the lane's four (q - 32) x, |p_j| < 2^21.
-  static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
-    const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(w.q, x), corr);
-    return _mm256_add_epi32(_mm256_madd_epi16(pairs, w.s), _mm256_set1_epi32(kMagicBits));
-  }
   // |(x + 128) (q - 32)| <= 255 * 32 per product: pair sums fit int16.
   template <int k>
   static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
@@ -624,14 +651,16 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
         const __m256 d = _mm256_mul_ps(w.dw, dxb[t]);
-        const __m256 f = _mm256_sub_ps(_mm256_castsi256_ps(P::lanes1(w, xv[t], corr[t])), magic);
+        const __m256 f =
+            P::scaled(_mm256_sub_ps(_mm256_castsi256_ps(P::lanes1(w, xv[t], corr[t])), magic), w);
         acc[r][t] = _mm256_fmadd_ps(d, f, acc[r][t]);
       }
     }
   };
-  if constexpr (P::kGroup == 1 && 2 * P::kBlockBytes <= 64) {
-    // Two blocks still fit in a cache line: one prefetch per row for every two blocks, since
-    // decode runs short of instruction slots more than of anything else.
+  // Where two blocks still fit in a cache line, one prefetch per row for every two blocks: decode
+  // runs short of instruction slots more than of anything else.
+  constexpr bool kPairs = 2 * P::kBlockBytes <= 64;
+  if constexpr (P::kGroup == 1 && kPairs) {
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
       block.template operator()<0, true>(b);
@@ -640,7 +669,7 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
     if (b < nb) block.template operator()<0, true>(b);
   } else {
     for (int64_t b = 0; b < nb; b += P::kGroup)
-      static_for<P::kGroup>([&]<int k>() { block.template operator()<k, true>(b); });
+      static_for<P::kGroup>([&]<int k>() { block.template operator()<k, k % 2 == 0 || !kPairs>(b); });
   }
 }
 
