@@ -65,8 +65,7 @@ struct WeightSet {
   int64_t rows = 0, cols = 0;
   size_t matrix_bytes = 0, copies = 0, total = 0;
   r1pi::HugeBuffer buffer;
-  uint8_t* data = nullptr;
-  const uint8_t* copy(size_t i) const { return data + (i % copies) * matrix_bytes; }
+  const uint8_t* copy(size_t i) const { return buffer.data() + (i % copies) * matrix_bytes; }
 };
 
 const WeightSet& weights(WType t, int64_t rows, int64_t cols) {
@@ -81,7 +80,6 @@ const WeightSet& weights(WType t, int64_t rows, int64_t cols) {
   w->copies = (kGiB + w->matrix_bytes - 1) / w->matrix_bytes;
   w->total = w->copies * w->matrix_bytes;
   w->buffer = r1pi::bench::alloc_buffer(w->total);
-  w->data = w->buffer.data();
   uint64_t s = 0x9E3779B97F4A7C15ull;
   auto next = [&s] {
     s ^= s << 13;
@@ -90,7 +88,7 @@ const WeightSet& weights(WType t, int64_t rows, int64_t cols) {
     return s;
   };
   // One matrix of random bytes with its scales set, then copied (the copies are separate memory).
-  uint8_t* m = w->data;
+  uint8_t* m = w->buffer.data();
   for (size_t i = 0; i + 8 <= w->matrix_bytes; i += 8) {
     const uint64_t v = next();
     std::memcpy(m + i, &v, 8);
@@ -110,7 +108,7 @@ const WeightSet& weights(WType t, int64_t rows, int64_t cols) {
       }
     }
   }
-  for (size_t c = 1; c < w->copies; ++c) std::memcpy(w->data + c * w->matrix_bytes, m, w->matrix_bytes);
+  for (size_t c = 1; c < w->copies; ++c) std::memcpy(m + c * w->matrix_bytes, m, w->matrix_bytes);
   current = std::move(w);
   return *current;
 }
