@@ -1,8 +1,9 @@
-// Every backend this build runs on this CPU (available_backends(): avx2 on x86, neon / neon-dotprod
-// on ARM) against the scalar reference, byte for byte (memcmp): each Kernels entry on random and
-// extreme inputs, the matrix products for every batch size 1..17 (and large ones) over odd row
-// ranges, and the whole engine's output on a generated model. Portable code only, so that the same
-// file runs natively and under qemu; with no SIMD backend the comparisons are skipped.
+// Every backend this build runs on this CPU (available_backends(): avx512-vnni, avx2-vnni, avx2 on
+// x86, neon / neon-dotprod on ARM) against the scalar reference, byte for byte (memcmp): each
+// Kernels entry on random and extreme inputs, the matrix products for every batch size 1..17 (and
+// large ones) over odd row ranges, and the whole engine's output on a generated model. Portable
+// code only, so that the same file runs natively and under qemu; with no SIMD backend the
+// comparisons are skipped.
 //
 // Inputs are finite (the engine never produces NaN or infinite activations), except where a test
 // says otherwise: infinite fp16 weight scales, 1e30-scaled activations whose fp16 scale overflows,

@@ -475,6 +475,12 @@ TEST(KernelsSelectionDeathTest, EnvironmentChoosesOrRefuses) {
     EXPECT_EXIT(exit_with_selection("avx2-vnni"), testing::ExitedWithCode(3),
                 "R1PI_BACKEND=avx2-vnni: (this CPU or compiler lacks AVX-VNNI|backend not available)");
   }
+  if (kernels_avx512_vnni()) {
+    EXPECT_EXIT(exit_with_selection("avx512-vnni"), testing::ExitedWithCode(0), "selected avx512-vnni");
+  } else {
+    EXPECT_EXIT(exit_with_selection("avx512-vnni"), testing::ExitedWithCode(3),
+                "R1PI_BACKEND=avx512-vnni: (this CPU or compiler lacks AVX-512|backend not available)");
+  }
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ struct MatmulArgs {
 };
 
 struct Kernels {
-  const char* name;  // "scalar", "avx2", "avx2-vnni", "neon-dotprod", "neon"
+  const char* name;  // "scalar", "avx2", "avx2-vnni", "avx512-vnni", "neon-dotprod", "neon"
 
   void (*quantize_row_q8_0)(const float* x, block_q8_0* y, int64_t n);
 
@@ -95,6 +95,9 @@ const Kernels* kernels_avx2();
 // The same with AVX-VNNI (kernels_avx2_vnni.cpp, "avx2-vnni"): nullptr unless the CPU has AVX-VNNI
 // too and the compiler could build for it.
 const Kernels* kernels_avx2_vnni();
+// The same with AVX-512 F/BW/VL/DQ/VNNI (kernels_avx512_vnni.cpp, "avx512-vnni"): nullptr unless
+// the CPU and OS have them and the compiler could build it.
+const Kernels* kernels_avx512_vnni();
 
 // Every backend this build can run on this CPU, fastest first, the scalar reference last.
 // kernels() takes the first unless R1PI_BACKEND names another.

@@ -1,9 +1,11 @@
 // The AVX2 backend for x86-64 (AVX2 + FMA + F16C): every Kernels entry, byte for byte the scalar
 // reference's result (recipe in kernels.h).
 //
-// Built twice: as itself ("avx2", -mavx2 -mfma -mf16c) and, through kernels_avx2_vnni.cpp, with
+// Built three times: as itself ("avx2", -mavx2 -mfma -mf16c), through kernels_avx2_vnni.cpp with
 // -mavxvnni as well ("avx2-vnni": the same 256-bit code where vpdpbusd does the work of
-// maddubs + madd + add, as sdot does on the Pi). Only those two files are compiled with these flags
+// maddubs + madd + add, as sdot does on the Pi), and through kernels_avx512_vnni.cpp with AVX-512
+// F/BW/VL/DQ/VNNI ("avx512-vnni": the same again, plus few_tile_pairs, two Q6_K rows per 512-bit
+// register in decode). Only those three files are compiled with these flags
 // (CMakeLists.txt); the rest of r1pi stays baseline x86-64, and kernels.cpp hands out a table only
 // after __builtin_cpu_supports says the CPU has every extension it was built for. Hence the rules
 // for this file:
@@ -55,6 +57,16 @@
 
 #include "neon/expf_r1pi.h"
 #include "neon/fp16.h"
+
+// This build's extensions: R1PI_AVX512 for the "avx512-vnni" build (kernels_avx512_vnni.cpp),
+// R1PI_VNNI where vpdpbusd exists in 256 bits (AVX-VNNI, or AVX512-VNNI with AVX512VL).
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512DQ__) && defined(__AVX512VNNI__)
+#define R1PI_AVX512 1
+#endif
+#if defined(__AVXVNNI__) || defined(R1PI_AVX512)
+#define R1PI_VNNI 1
+#endif
 
 namespace r1pi {
 
@@ -123,7 +135,7 @@ thread_local Scratch tl_prep, tl_acc;
 
 constexpr int32_t kMagicBits = 0x4B400000;  // 1.5 * 2^23
 constexpr float kMagic = 12582912.0f;
-#ifdef __AVXVNNI__
+#ifdef R1PI_VNNI
 // 1.5 * 2^19, whose ulp is 1/16: bits(1.5 * 2^19) + 16 p is the float 1.5 * 2^19 + p (|16 p| < 2^22).
 constexpr int32_t kMagic16Bits = 0x49400000;
 constexpr float kMagic16 = 786432.0f;
@@ -132,7 +144,9 @@ constexpr float kMagic16 = 786432.0f;
 // acc + the sums of four u8 x s8 products per int32 lane. Without VNNI maddubs forms pair sums in
 // int16 (saturating: callers keep them in range) and madd adds the pairs; vpdpbusd sums in int32.
 inline __m256i dot4_add(__m256i acc, __m256i u, __m256i s) {
-#ifdef __AVXVNNI__
+#if defined(R1PI_AVX512)
+  return _mm256_dpbusd_epi32(acc, u, s);
+#elif defined(__AVXVNNI__)
   return _mm256_dpbusd_avx_epi32(acc, u, s);
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
@@ -446,7 +460,7 @@ struct Q4_0Policy {
     __m256i corr;  // bits(magic) - 128 * lane sums of w
     __m256 dw;
   };
-#ifdef __AVXVNNI__
+#ifdef R1PI_VNNI
   // Decode with VNNI: lanes 0..3 take the low nibbles (q), lanes 4..7 the high nibbles left in
   // place (16 q, up to 240: products that only vpdpbusd's int32 sums can hold). The offsets
   // (prepare) are bits(M) - 8 * lane sum of x in lanes 0..3 and bits(M16) - 128 * lane sum in
@@ -539,7 +553,13 @@ struct Q8_0Policy {
 struct Q6_KPolicy {
   static constexpr int kGroup = 8;
   static constexpr int64_t kBlockBytes = sizeof(block_q6_K) / 8;
+#ifdef R1PI_AVX512
+  // Two pairs of rows (few_tile_pairs): Q6_K 128256 x 4096 at 2 threads 29.5 -> 30.6 GB/s against
+  // one pair (bench_kernels, same run). In 256 bits four rows were slower than two.
+  static constexpr int kRowsSingle = 4;
+#else
   static constexpr int kRowsSingle = 2;
+#endif
   static constexpr bool kUnsignedX = true;
   struct W1 {
     __m256i q;   // 0..63
@@ -547,12 +567,12 @@ struct Q6_KPolicy {
     __m256 sf;   // float scales (lanes), VNNI decode only
     __m256 dw;
   };
-#ifdef __AVXVNNI__
+#ifdef R1PI_VNNI
   static constexpr Corr kCorr = Corr::Lanes;
   static R1PI_INLINE __m256i magic_bits() { return _mm256_set1_epi32(kMagicBits); }
   static R1PI_INLINE __m256i corr_shift() { return _mm256_set1_epi32(5); }
   static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
-    return _mm256_dpbusd_avx_epi32(corr, w.q, x);
+    return dot4_add(corr, w.q, x);
   }
   static R1PI_INLINE __m256 scaled(__m256 t, const W1& w) { return _mm256_mul_ps(t, w.sf); }
   // The super-block's 16 scales as floats, 8 per register (the compiler computes them once for
@@ -564,6 +584,37 @@ struct Q6_KPolicy {
     constexpr int i = 2 * (k % 4);
     return _mm256_permutevar8x32_ps(half, _mm256_setr_epi32(i, i, i, i, i + 1, i + 1, i + 1, i + 1));
   }
+#ifdef R1PI_AVX512
+  // Two rows' block k of super-block b / 8 in one 512-bit register (row0 in lanes 0..7, row1 in
+  // 8..15), each half as unpack1 makes it (few_tile_pairs).
+  struct W2 {
+    __m512i q;
+    __m512 sf;
+    __m512 dw;
+  };
+  template <int k>
+  static R1PI_INLINE W2 unpack2(const uint8_t* row0, const uint8_t* row1, int64_t b, const float* lut) {
+    const block_q6_K* sb0 = reinterpret_cast<const block_q6_K*>(row0) + b / 8;
+    const block_q6_K* sb1 = reinterpret_cast<const block_q6_K*>(row1) + b / 8;
+    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(quants<k>(sb0)), quants<k>(sb1), 1);
+    // Both rows' scales of this half of the super-block (row0's eight, then row1's), as floats.
+    const __m128i sc0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb0->scales));
+    const __m128i sc1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb1->scales));
+    const __m512 half = _mm512_cvtepi32_ps(
+        _mm512_cvtepi8_epi32(k < 4 ? _mm_unpacklo_epi64(sc0, sc1) : _mm_unpackhi_epi64(sc0, sc1)));
+    constexpr int i = 2 * (k % 4);
+    const __m512 sf = _mm512_permutexvar_ps(
+        _mm512_setr_epi32(i, i, i, i, i + 1, i + 1, i + 1, i + 1, 8 + i, 8 + i, 8 + i, 8 + i, 9 + i,
+                          9 + i, 9 + i, 9 + i),
+        half);
+    const __m512 dw = _mm512_mask_broadcastss_ps(_mm512_set1_ps(lut[sb0->d]), 0xFF00, _mm_load_ss(lut + sb1->d));
+    return {q, sf, dw};
+  }
+  static R1PI_INLINE __m512i lanes2(const W2& w, __m512i x, __m512i corr) {
+    return _mm512_dpbusd_epi32(corr, w.q, x);
+  }
+  static R1PI_INLINE __m512 scaled2(__m512 t, const W2& w) { return _mm512_mul_ps(t, w.sf); }
+#endif
 #else
   static constexpr Corr kCorr = Corr::Pairs;
   // (sum q*x - 32 (x0 + x1)) per pair is (q0 - 32) x0 + (q1 - 32) x1, |.| <= 8128; madd multiplies
@@ -582,10 +633,10 @@ struct Q6_KPolicy {
     __m256i corr;  // bits(magic) - 128 * scale * lane sums of w
     __m256 dw;
   };
+  // Block k's 32 quants q (0..63) in element order.
   template <int k>
-  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
+  static R1PI_INLINE __m256i quants(const block_q6_K* sb) {
     constexpr int h = k / 4, g = k % 4;
-    const block_q6_K* sb = reinterpret_cast<const block_q6_K*>(row) + b / 8;
     const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->ql + 64 * h + 32 * (g & 1)));
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->qh + 32 * h));
     const __m256i m0F = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
@@ -596,12 +647,17 @@ struct Q6_KPolicy {
     else if constexpr (g == 1) hi = _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30);
     else if constexpr (g == 2) hi = _mm256_and_si256(qh, m30);
     else hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30);
+    return _mm256_or_si256(lo, hi);
+  }
+  template <int k>
+  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
+    const block_q6_K* sb = reinterpret_cast<const block_q6_K*>(row) + b / 8;
     const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb->scales));
     const __m128i pick = _mm_setr_epi8(2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k,
                                        2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1,
                                        2 * k + 1, 2 * k + 1, 2 * k + 1);
     const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc, pick));
-    return {_mm256_or_si256(lo, hi), s, lane_scales<k>(sb), _mm256_broadcast_ss(lut + sb->d)};
+    return {quants<k>(sb), s, lane_scales<k>(sb), _mm256_broadcast_ss(lut + sb->d)};
   }
   static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
   // |(x + 128) (q - 32)| <= 255 * 32 per product: pair sums fit int16.
@@ -618,6 +674,77 @@ struct Q6_KPolicy {
   }
 };
 
+// Token t's activation block bk in decode (B = T <= kFewTokens): its quants, the offsets that
+// prepare() made for it (zero where the policy needs none) and its scale.
+struct TokenBlock {
+  __m256i q, corr;
+  float d;
+};
+template <class P, int T>
+R1PI_INLINE TokenBlock token_block(const MatmulArgs& a, const Prepared& pp, int64_t bk, int t) {
+  const size_t slot = size_t(bk) * T + t;
+  return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+              a.x + size_t(t) * a.x_row_bytes + bk * int64_t(sizeof(block_q8_0)) + 2)),
+          P::kCorr != Corr::None ? _mm256_load_si256(reinterpret_cast<const __m256i*>(pp.corr + slot * 32))
+                                 : _mm256_setzero_si256(),
+          pp.dx[slot]};
+}
+
+#ifdef R1PI_AVX512
+// few_tile with rows 2i and 2i + 1 in one 512-bit register (lanes 0..7 and 8..15): each lane is
+// computed exactly as in the 256-bit tile, with about half the instructions per weight byte.
+// Policies with unpack2 / lanes2 / scaled2 take this path: Q6_K, whose unpacking is the costliest
+// (128256 x 4096 at 2 threads: 25.7 -> 29.7 GB/s against avx2-vnni, bench_kernels, same run).
+// Q4_0 read no faster from memory with pairs (29.8 vs 29.6 GB/s for 14336 x 4096), so it keeps
+// the 256-bit tile.
+template <class P, int R, int T>
+R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a, const Prepared& pp,
+                                int64_t nb, __m256 (&acc)[R][T], const float* lut, size_t pf) {
+  constexpr int H = R / 2;
+  __m512 acc2[H][T];
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t)
+      acc2[h][t] = _mm512_insertf32x8(_mm512_castps256_ps512(acc[2 * h][t]), acc[2 * h + 1][t], 1);
+  const __m512 magic = _mm512_broadcast_f32x8(P::magic());
+  auto block = [&]<int k, bool kPrefetch>(int64_t b) {
+    const int64_t bk = b + k;
+    __m512i xv[T], corr[T];
+    __m512 dxb[T];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+      const TokenBlock x = token_block<P, T>(a, pp, bk, t);
+      xv[t] = _mm512_broadcast_i64x4(x.q);
+      corr[t] = _mm512_broadcast_i64x4(x.corr);
+      dxb[t] = _mm512_set1_ps(x.d);
+    }
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) {
+      if constexpr (kPrefetch) {
+        _mm_prefetch(reinterpret_cast<const char*>(rows[2 * h] + pf + bk * P::kBlockBytes), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(rows[2 * h + 1] + pf + bk * P::kBlockBytes), _MM_HINT_T0);
+      }
+      const typename P::W2 w = P::template unpack2<k>(rows[2 * h], rows[2 * h + 1], b, lut);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        const __m512 d = _mm512_mul_ps(w.dw, dxb[t]);
+        const __m512 f =
+            P::scaled2(_mm512_sub_ps(_mm512_castsi512_ps(P::lanes2(w, xv[t], corr[t])), magic), w);
+        acc2[h][t] = _mm512_fmadd_ps(d, f, acc2[h][t]);
+      }
+    }
+  };
+  // One prefetch per row for every two blocks, as in few_tile.
+  static_assert(P::kGroup % 2 == 0 && 2 * P::kBlockBytes <= 64);
+  for (int64_t b = 0; b < nb; b += P::kGroup)
+    static_for<P::kGroup>([&]<int k>() { block.template operator()<k, k % 2 == 0>(b); });
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t) {
+      acc[2 * h][t] = _mm512_castps512_ps256(acc2[h][t]);
+      acc[2 * h + 1][t] = _mm512_extractf32x8_ps(acc2[h][t], 1);
+    }
+}
+#endif
+
 // Few tokens (B <= kFewTokens): R rows x T tokens over all blocks; each weight block is unpacked
 // once for the T tokens, whose activation blocks (with offsets and scales) are loaded once per
 // block for the R rows. acc[r][t] lane j = fma(d, float(p_j), acc[r][t]) block after block.
@@ -627,6 +754,12 @@ struct Q6_KPolicy {
 template <class P, int R, int T>
 R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const Prepared& pp,
                           int64_t nb, __m256 (&acc)[R][T], const float* lut, size_t pf) {
+#ifdef R1PI_AVX512
+  if constexpr (R % 2 == 0 && requires { typename P::W2; }) {
+    few_tile_pairs<P, R, T>(rows, a, pp, nb, acc, lut, pf);
+    return;
+  }
+#endif
   const __m256 magic = P::magic();
   // Block b + k of every row (k: the block within a policy's group).
   auto block = [&]<int k, bool kPrefetch>(int64_t b) {
@@ -635,13 +768,10 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
     __m256 dxb[T];
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
-      const size_t slot = size_t(bk) * T + t;
-      xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-          a.x + size_t(t) * a.x_row_bytes + bk * int64_t(sizeof(block_q8_0)) + 2));
-      corr[t] = P::kCorr != Corr::None
-                    ? _mm256_load_si256(reinterpret_cast<const __m256i*>(pp.corr + slot * 32))
-                    : _mm256_setzero_si256();
-      dxb[t] = _mm256_broadcast_ss(pp.dx + slot);
+      const TokenBlock x = token_block<P, T>(a, pp, bk, t);
+      xv[t] = x.q;
+      corr[t] = x.corr;
+      dxb[t] = _mm256_set1_ps(x.d);
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -915,7 +1045,9 @@ void matmul_f16_f32(const MatmulArgs& a) { matmul_float<true>(a); }
 void matmul_f32_f32(const MatmulArgs& a) { matmul_float<false>(a); }
 
 constexpr Kernels kAvx2 = {
-#ifdef __AVXVNNI__
+#if defined(R1PI_AVX512)
+    "avx512-vnni",
+#elif defined(__AVXVNNI__)
     "avx2-vnni",
 #else
     "avx2",
@@ -941,7 +1073,9 @@ constexpr Kernels kAvx2 = {
 }  // namespace
 
 // Only kernels.cpp calls these, after checking the CPU (kernels_avx2*() in kernels.h).
-#ifdef __AVXVNNI__
+#if defined(R1PI_AVX512)
+const Kernels* kernels_avx512_vnni_unchecked() { return &kAvx2; }
+#elif defined(__AVXVNNI__)
 const Kernels* kernels_avx2_vnni_unchecked() { return &kAvx2; }
 #else
 const Kernels* kernels_avx2_unchecked() { return &kAvx2; }
