@@ -20,17 +20,17 @@ void attention(const float* q, KvCache& cache, int layer, int pos0, int B,
     thread_local std::vector<float> scores;
     for (int64_t task = t0; task < t1; ++task) {
       const int b = int(task / shape.n_q_heads), h = int(task % shape.n_q_heads);
-      const int pos = pos0 + b, kv_offset = (h / group) * hd;
+      const int pos = pos0 + b, kvh = h / group;
       const float* qh = q + int64_t(b) * q_dim + int64_t(h) * hd;
       scores.resize(size_t(pos) + 1);
       // ---- scores = q . k / sqrt(head_dim), softmax over positions 0..pos ----
       for (int t = 0; t <= pos; ++t)
-        scores[t] = k.vec_dot_f32(hd, qh, cache.key(layer, t) + kv_offset) * scale;
+        scores[t] = k.vec_dot_f32(hd, qh, cache.key(layer, kvh, t)) * scale;
       k.softmax(scores.data(), pos + 1);
       // ---- out = sum_t p_t v_t, in position order ----
       float* oh = out + int64_t(b) * q_dim + int64_t(h) * hd;
       std::memset(oh, 0, sizeof(float) * size_t(hd));
-      for (int t = 0; t <= pos; ++t) k.axpy(oh, scores[t], cache.value(layer, t) + kv_offset, hd);
+      for (int t = 0; t <= pos; ++t) k.axpy(oh, scores[t], cache.value(layer, kvh, t), hd);
     }
   }, 1);
 }

@@ -14,7 +14,7 @@ namespace r1pi {
 LlamaForward::LlamaForward(const LlamaConfig& config, const LlamaWeights& weights,
                            const Shard& shard, int n_ctx, ThreadPool& pool, ShardSync& sync)
     : config_(config), weights_(weights), shard_(shard), pool_(pool), sync_(sync),
-      cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size() * config.head_dim)),
+      cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size()), int(config.head_dim)),
       rope_(config, n_ctx),
       n_q_local_(int(shard.kv_heads.size() * (config.n_heads / config.n_kv_heads))),
       n_kv_local_(int(shard.kv_heads.size())) {}
@@ -65,8 +65,7 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     for (int b = 0; b < B; ++b) {
       k.rope(&q_[b * q_dim], n_q_local_, hd, rope_.cos_at(pos + b), rope_.sin_at(pos + b));
       k.rope(&k_[b * kv_dim], n_kv_local_, hd, rope_.cos_at(pos + b), rope_.sin_at(pos + b));
-      std::memcpy(cache_.key(int(l), pos + b), &k_[b * kv_dim], sizeof(float) * kv_dim);
-      std::memcpy(cache_.value(int(l), pos + b), &v_[b * kv_dim], sizeof(float) * kv_dim);
+      cache_.store(int(l), pos + b, &k_[b * kv_dim], &v_[b * kv_dim]);
     }
 
     // ---- causal grouped-query attention over the cache ----
