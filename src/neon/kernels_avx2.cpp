@@ -4,8 +4,8 @@
 // Built three times: as itself ("avx2", -mavx2 -mfma -mf16c), through kernels_avx2_vnni.cpp with
 // -mavxvnni as well ("avx2-vnni": the same 256-bit code where vpdpbusd does the work of
 // maddubs + madd + add, as sdot does on the Pi), and through kernels_avx512_vnni.cpp with AVX-512
-// F/BW/VL/DQ/VNNI ("avx512-vnni": the same again, plus few_tile_pairs, two Q6_K rows per 512-bit
-// register in decode). Only those three files are compiled with these flags
+// F/BW/VL/DQ/VNNI ("avx512-vnni": the same again, plus few_tile_pairs, two weight rows per 512-bit
+// register for 1 to 4 tokens). Only those three files are compiled with these flags
 // (CMakeLists.txt); the rest of r1pi stays baseline x86-64, and kernels.cpp hands out a table only
 // after __builtin_cpu_supports says the CPU has every extension it was built for. Hence the rules
 // for this file:
@@ -484,6 +484,31 @@ struct Q4_0Policy {
                                               int32_t(0xF0F0F0F0), int32_t(0xF0F0F0F0));
     return {_mm256_and_si256(raw, nibbles), _mm256_broadcast_ss(lut + load_u16(blk))};
   }
+#ifdef R1PI_AVX512
+  // Two rows' block b in one 512-bit register (row0 in lanes 0..7, row1 in 8..15), each half as
+  // unpack1 makes it (few_tile_pairs).
+  struct W2 {
+    __m512i q;
+    __m512 dw;
+  };
+  template <int k>
+  static R1PI_INLINE W2 unpack2(const uint8_t* row0, const uint8_t* row1, int64_t b, const float* lut) {
+    const uint8_t* blk0 = row0 + b * int64_t(sizeof(block_q4_0));
+    const uint8_t* blk1 = row1 + b * int64_t(sizeof(block_q4_0));
+    __m512i raw = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk0 + 2)));
+    raw = _mm512_mask_broadcast_i32x4(raw, 0xFF00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk1 + 2)));
+    const __m512i nibbles = _mm512_broadcast_i64x4(_mm256_setr_epi32(
+        0x0F0F0F0F, 0x0F0F0F0F, 0x0F0F0F0F, 0x0F0F0F0F, int32_t(0xF0F0F0F0), int32_t(0xF0F0F0F0),
+        int32_t(0xF0F0F0F0), int32_t(0xF0F0F0F0)));
+    const __m512 dw = _mm512_mask_broadcastss_ps(_mm512_set1_ps(lut[load_u16(blk0)]), 0xFF00,
+                                                 _mm_load_ss(lut + load_u16(blk1)));
+    return {_mm512_and_si512(raw, nibbles), dw};
+  }
+  static R1PI_INLINE __m512i lanes2(const W2& w, __m512i x, __m512i corr) {
+    return _mm512_dpbusd_epi32(corr, w.q, x);
+  }
+  static R1PI_INLINE __m512 scaled2(__m512 f, const W2&) { return f; }
+#endif
 #else
   static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
   static R1PI_INLINE __m256i magic_bits() { return _mm256_set1_epi32(kMagicBits); }
@@ -690,13 +715,32 @@ R1PI_INLINE TokenBlock token_block(const MatmulArgs& a, const Prepared& pp, int6
           pp.dx[slot]};
 }
 
+// Calls block.operator()<k, prefetch>(b) for the blocks b + k of a row in order (k: the block
+// within a policy's group). Where two blocks still fit in a cache line, the rows prefetch with
+// every second block only: decode runs short of instruction slots more than of anything else.
+template <class P, class F>
+R1PI_INLINE void for_each_block(int64_t nb, F& block) {
+  constexpr bool kPairs = 2 * P::kBlockBytes <= 64;
+  if constexpr (P::kGroup == 1 && kPairs) {
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      block.template operator()<0, true>(b);
+      block.template operator()<0, false>(b + 1);
+    }
+    if (b < nb) block.template operator()<0, true>(b);
+  } else {
+    for (int64_t b = 0; b < nb; b += P::kGroup)
+      static_for<P::kGroup>([&]<int k>() { block.template operator()<k, k % 2 == 0 || !kPairs>(b); });
+  }
+}
+
 #ifdef R1PI_AVX512
 // few_tile with rows 2i and 2i + 1 in one 512-bit register (lanes 0..7 and 8..15): each lane is
 // computed exactly as in the 256-bit tile, with about half the instructions per weight byte.
-// Policies with unpack2 / lanes2 / scaled2 take this path: Q6_K, whose unpacking is the costliest
-// (128256 x 4096 at 2 threads: 25.7 -> 29.7 GB/s against avx2-vnni, bench_kernels, same run).
-// Q4_0 read no faster from memory with pairs (29.8 vs 29.6 GB/s for 14336 x 4096), so it keeps
-// the 256-bit tile.
+// Policies with unpack2 / lanes2 / scaled2 take this path (bench_kernels at 2 threads against
+// avx2-vnni, same runs): Q6_K decode, whose unpacking is the costliest, 25.7 -> 29.7 GB/s
+// (128256 x 4096); Q4_0 reads no faster from memory at B = 1, but 2 and 4 tokens (speculative
+// verification) take 0.45 -> 0.37 and 0.91 -> 0.58 ms (4096 x 4096).
 template <class P, int R, int T>
 R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a, const Prepared& pp,
                                 int64_t nb, __m256 (&acc)[R][T], const float* lut, size_t pf) {
@@ -733,10 +777,7 @@ R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a,
       }
     }
   };
-  // One prefetch per row for every two blocks, as in few_tile.
-  static_assert(P::kGroup % 2 == 0 && 2 * P::kBlockBytes <= 64);
-  for (int64_t b = 0; b < nb; b += P::kGroup)
-    static_for<P::kGroup>([&]<int k>() { block.template operator()<k, k % 2 == 0>(b); });
+  for_each_block<P>(nb, block);
   for (int h = 0; h < H; ++h)
     for (int t = 0; t < T; ++t) {
       acc[2 * h][t] = _mm512_castps512_ps256(acc2[h][t]);
@@ -787,20 +828,7 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
       }
     }
   };
-  // Where two blocks still fit in a cache line, one prefetch per row for every two blocks: decode
-  // runs short of instruction slots more than of anything else.
-  constexpr bool kPairs = 2 * P::kBlockBytes <= 64;
-  if constexpr (P::kGroup == 1 && kPairs) {
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      block.template operator()<0, true>(b);
-      block.template operator()<0, false>(b + 1);
-    }
-    if (b < nb) block.template operator()<0, true>(b);
-  } else {
-    for (int64_t b = 0; b < nb; b += P::kGroup)
-      static_for<P::kGroup>([&]<int k>() { block.template operator()<k, k % 2 == 0 || !kPairs>(b); });
-  }
+  for_each_block<P>(nb, block);
 }
 
 // Rows [r0, r1), (r1 - r0) a multiple of R, as R streams: the range is cut into R equal parts and
@@ -841,7 +869,13 @@ void few_rows(const MatmulArgs& a, const Prepared& pp, int64_t nb, int64_t r0, i
 // Rows [a.r0, a.r1) for T = a.B tokens: full tiles of R rows, then single rows.
 template <class P, int T>
 void few_tokens(const MatmulArgs& a, const Prepared& pp, int64_t nb, const float* lut) {
+#ifdef R1PI_AVX512
+  // 32 vector registers: the full tile for 3 and 4 tokens too (14336 x 4096 Q4_0, B = 4, 2 threads:
+  // 2.13 -> 1.96 ms; bench_kernels).
+  constexpr int R = P::kRowsSingle;
+#else
   constexpr int R = T <= 2 ? P::kRowsSingle : (P::kRowsSingle / 2 > 1 ? P::kRowsSingle / 2 : 1);
+#endif
   const int64_t rfull = a.r0 + (a.r1 - a.r0) / R * R;
   few_rows<P, R, T>(a, pp, nb, a.r0, rfull, lut);
   if constexpr (R > 1) few_rows<P, 1, T>(a, pp, nb, rfull, a.r1, lut);
