@@ -5,7 +5,7 @@
 // -mavxvnni as well ("avx2-vnni": the same 256-bit code where vpdpbusd does the work of
 // maddubs + madd + add, as sdot does on the Pi), and through kernels_avx512_vnni.cpp with AVX-512
 // F/BW/VL/DQ/VNNI ("avx512-vnni": the same again, plus few_tile_pairs, two weight rows per 512-bit
-// register for 1 to 4 tokens). Only those three files are compiled with these flags
+// register for 1 to 8 tokens). Only those three files are compiled with these flags
 // (CMakeLists.txt); the rest of r1pi stays baseline x86-64, and kernels.cpp hands out a table only
 // after __builtin_cpu_supports says the CPU has every extension it was built for. Hence the rules
 // for this file:
@@ -24,12 +24,12 @@
 //   madd(pairs, 1 or the Q6_K scales) -> 8 sums of four (int32)
 // maddubs wants one unsigned operand, and Q4_0 / Q6_K values are offset (q - 8, q - 32); the offset
 // is taken off exactly in integers, on whichever side is cheaper:
-//   B <= 4 (decode, memory-bound): weights unsigned (q), activations signed; per call, each block's
-//     activation lane (pair) sums give the correction: p_j = sum q*x - 8 * sum x (Q4_0),
-//     s * (sum q*x - 32 * sum x) (Q6_K). Rows run as a few long streams, each prefetching its
-//     next row (few_rows, few_tile).
-//   B > 4 (prefill, compute-bound): activations unsigned (x + 128, rearranged once per call so that
-//     8 tokens' blocks sit together), weights signed; each weight block's correction
+//   B <= kFewTokens (4, or 8 with AVX-512: decode and verification, memory-bound): weights
+//     unsigned (q), activations signed; per call, each block's activation lane (pair) sums give
+//     the correction: p_j = sum q*x - 8 * sum x (Q4_0), s * (sum q*x - 32 * sum x) (Q6_K). Rows
+//     run as a few long streams, each prefetching its next row (few_rows, few_tile).
+//   more tokens (prefill, compute-bound): activations unsigned (x + 128, rearranged once per call
+//     so that 8 tokens' blocks sit together), weights signed; each weight block's correction
 //     -128 * (its lane sums) is computed once and reused for up to 8 tokens.
 // Q8_0 weights are signed: maddubs(|w|, x * sign(w)). With AVX-VNNI one vpdpbusd replaces
 // maddubs + madd + add (dot4_add); its sums of four never saturate, so the bytes are the same, and
@@ -373,7 +373,13 @@ enum class Corr { None, Lanes, Pairs };
 
 // Up to this many tokens the weights are unpacked once per row for all of them with token-side
 // offsets (decode, small batches: memory-bound); more take the weight-side path (compute-bound).
+// With AVX-512 (row pairs, 32 registers) the first path stays ahead up to 8 tokens: 14336 x 4096
+// Q4_0, B = 8, 2 threads: 3.6 ms against 4.7 ms on avx2-vnni's weight-side path (bench_kernels).
+#ifdef R1PI_AVX512
+constexpr int kFewTokens = 8;
+#else
 constexpr int kFewTokens = 4;
+#endif
 
 template <class P>
 Prepared prepare(const MatmulArgs& a, int64_t nb) {
@@ -754,7 +760,7 @@ R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a,
     const int64_t bk = b + k;
     __m512i xv[T], corr[T];
     __m512 dxb[T];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const TokenBlock x = token_block<P, T>(a, pp, bk, t);
       xv[t] = _mm512_broadcast_i64x4(x.q);
@@ -768,7 +774,7 @@ R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a,
         _mm_prefetch(reinterpret_cast<const char*>(rows[2 * h + 1] + pf + bk * P::kBlockBytes), _MM_HINT_T0);
       }
       const typename P::W2 w = P::template unpack2<k>(rows[2 * h], rows[2 * h + 1], b, lut);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const __m512 d = _mm512_mul_ps(w.dw, dxb[t]);
         const __m512 f =
@@ -871,8 +877,8 @@ template <class P, int T>
 void few_tokens(const MatmulArgs& a, const Prepared& pp, int64_t nb, const float* lut) {
 #ifdef R1PI_AVX512
   // 32 vector registers: the full tile for 3 and 4 tokens too (14336 x 4096 Q4_0, B = 4, 2 threads:
-  // 2.13 -> 1.96 ms; bench_kernels).
-  constexpr int R = P::kRowsSingle;
+  // 2.13 -> 1.96 ms; bench_kernels); one pair of rows for 5 to 8 (two: 1.23 vs 1.18 ms, 4096 x 4096).
+  constexpr int R = T <= 4 ? P::kRowsSingle : P::kRowsSingle / 2;
 #else
   constexpr int R = T <= 2 ? P::kRowsSingle : (P::kRowsSingle / 2 > 1 ? P::kRowsSingle / 2 : 1);
 #endif
@@ -954,12 +960,17 @@ void matmul_quant(const MatmulArgs& a) {
   const int64_t nb = a.n / QK8_0;
   const float* lut = f16_table();
   const Prepared pp = prepare<P>(a, nb);
-  static_assert(kFewTokens == 4);
   switch (a.B) {
     case 1: few_tokens<P, 1>(a, pp, nb, lut); return;
     case 2: few_tokens<P, 2>(a, pp, nb, lut); return;
     case 3: few_tokens<P, 3>(a, pp, nb, lut); return;
     case 4: few_tokens<P, 4>(a, pp, nb, lut); return;
+#ifdef R1PI_AVX512
+    case 5: few_tokens<P, 5>(a, pp, nb, lut); return;
+    case 6: few_tokens<P, 6>(a, pp, nb, lut); return;
+    case 7: few_tokens<P, 7>(a, pp, nb, lut); return;
+    case 8: few_tokens<P, 8>(a, pp, nb, lut); return;
+#endif
     default: break;
   }
   // Several token tiles: each pass over a chunk of blocks keeps that chunk's activations (8 tokens)
