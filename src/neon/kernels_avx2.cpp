@@ -24,9 +24,9 @@
 //   madd(pairs, 1 or the Q6_K scales) -> 8 sums of four (int32)
 // maddubs wants one unsigned operand, and Q4_0 / Q6_K values are offset (q - 8, q - 32); the offset
 // is taken off exactly in integers, on whichever side is cheaper:
-//   B <= kFewTokens (4, or 8 with AVX-512: decode and verification, memory-bound): weights
-//     unsigned (q), activations signed; per call, each block's activation lane (pair) sums give
-//     the correction: p_j = sum q*x - 8 * sum x (Q4_0), s * (sum q*x - 32 * sum x) (Q6_K). Rows
+//   B <= kFewTokens<P> (4, or 8 with AVX-512 row pairs: decode and verification, memory-bound):
+//     weights unsigned (q), activations signed; per call, each block's activation lane (pair) sums
+//     give the correction: p_j = sum q*x - 8 * sum x (Q4_0), s * (sum q*x - 32 * sum x) (Q6_K). Rows
 //     run as a few long streams, each prefetching its next row (few_rows, few_tile).
 //   more tokens (prefill, compute-bound): activations unsigned (x + 128, rearranged once per call
 //     so that 8 tokens' blocks sit together), weights signed; each weight block's correction
@@ -355,7 +355,7 @@ void quantize_row_q8_0(const float* x, block_q8_0* y, int64_t n) {
 // ---- quantised matrix products ------------------------------------------------------------------
 
 // The activations of one call, rearranged once for all rows. Two layouts:
-//   B <= kFewTokens (decode): the quants are read where they are; for block b and token t, at slot
+//   B <= kFewTokens<P> (decode): the quants are read where they are; for block b and token t, at slot
 //     b * B + t, corr holds the token-side offsets (Lanes: int32 lanes bits(magic) - offset * (x0 +
 //     x1 + x2 + x3), magic and offset from the policy: Q4_0, and Q6_K with VNNI; Pairs: int16
 //     pairs 32 * (x0 + x1), Q6_K without VNNI; Q8_0: none) and dx the scale as float.
@@ -373,12 +373,16 @@ enum class Corr { None, Lanes, Pairs };
 
 // Up to this many tokens the weights are unpacked once per row for all of them with token-side
 // offsets (decode, small batches: memory-bound); more take the weight-side path (compute-bound).
-// With AVX-512 (row pairs, 32 registers) the first path stays ahead up to 8 tokens: 14336 x 4096
-// Q4_0, B = 8, 2 threads: 3.6 ms against 4.7 ms on avx2-vnni's weight-side path (bench_kernels).
+// With AVX-512, the policies that run in row pairs (few_tile_pairs) stay ahead on that path up to
+// 8 tokens (14336 x 4096 Q4_0, B = 8, 2 threads: 3.6 ms against 4.7 ms on avx2-vnni's weight-side
+// path, bench_kernels); Q8_0, one row per register, does not (4096 x 4096, B = 8, 1 thread:
+// 4.7 ms against 2.8 ms).
+template <class P>
+constexpr int kFewTokens =
 #ifdef R1PI_AVX512
-constexpr int kFewTokens = 8;
+    requires { typename P::W2; } ? 8 : 4;
 #else
-constexpr int kFewTokens = 4;
+    4;
 #endif
 
 template <class P>
@@ -386,7 +390,7 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
   const float* lut = f16_table();
   const __m256i ones8 = _mm256_set1_epi8(1);
   const __m256i ones16 = _mm256_set1_epi16(1);
-  if (a.B <= kFewTokens) {
+  if (a.B <= kFewTokens<P>) {
     const int Bp = a.B;
     const size_t slots = size_t(nb) * size_t(Bp);
     uint8_t* base = static_cast<uint8_t*>(tl_prep.get(slots * (32 + 4) + 64));
@@ -447,7 +451,7 @@ inline __m256i q4_nibbles(const uint8_t* qs) {
 #define R1PI_INLINE inline __attribute__((always_inline))
 
 // Each policy unpacks one weight block twice over:
-//   unpack1/lanes1 (B <= kFewTokens): weights unsigned, the token-side offsets from Prepared::corr;
+//   unpack1/lanes1 (B <= kFewTokens<P>): weights unsigned, the token-side offsets from Prepared::corr;
 //   unpackN/lanesN (more tokens): weights signed, activations x + 128, the offset correction
 //     bits(1.5 * 2^23) - 128 * (the lane's weight sum) computed once per block for all tokens.
 // lanes* return bits(1.5 * 2^23 + p_j) in each lane.
@@ -705,7 +709,7 @@ struct Q6_KPolicy {
   }
 };
 
-// Token t's activation block bk in decode (B = T <= kFewTokens): its quants, the offsets that
+// Token t's activation block bk in decode (B = T <= kFewTokens<P>): its quants, the offsets that
 // prepare() made for it (zero where the policy needs none) and its scale.
 struct TokenBlock {
   __m256i q, corr;
@@ -792,7 +796,7 @@ R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a,
 }
 #endif
 
-// Few tokens (B <= kFewTokens): R rows x T tokens over all blocks; each weight block is unpacked
+// Few tokens (B <= kFewTokens<P>): R rows x T tokens over all blocks; each weight block is unpacked
 // once for the T tokens, whose activation blocks (with offsets and scales) are loaded once per
 // block for the R rows. acc[r][t] lane j = fma(d, float(p_j), acc[r][t]) block after block.
 // Decode streams the weights from memory with little work per byte: the out-of-order window alone
@@ -813,7 +817,7 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
     const int64_t bk = b + k;
     __m256i xv[T], corr[T];
     __m256 dxb[T];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const TokenBlock x = token_block<P, T>(a, pp, bk, t);
       xv[t] = x.q;
@@ -825,7 +829,7 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
       if constexpr (kPrefetch)
         _mm_prefetch(reinterpret_cast<const char*>(rows[r] + pf + bk * P::kBlockBytes), _MM_HINT_T0);
       const typename P::W1 w = P::template unpack1<k>(rows[r], b, lut);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const __m256 d = _mm256_mul_ps(w.dw, dxb[t]);
         const __m256 f =
@@ -965,13 +969,16 @@ void matmul_quant(const MatmulArgs& a) {
     case 2: few_tokens<P, 2>(a, pp, nb, lut); return;
     case 3: few_tokens<P, 3>(a, pp, nb, lut); return;
     case 4: few_tokens<P, 4>(a, pp, nb, lut); return;
-#ifdef R1PI_AVX512
-    case 5: few_tokens<P, 5>(a, pp, nb, lut); return;
-    case 6: few_tokens<P, 6>(a, pp, nb, lut); return;
-    case 7: few_tokens<P, 7>(a, pp, nb, lut); return;
-    case 8: few_tokens<P, 8>(a, pp, nb, lut); return;
-#endif
     default: break;
+  }
+  if constexpr (kFewTokens<P> == 8) {
+    switch (a.B) {
+      case 5: few_tokens<P, 5>(a, pp, nb, lut); return;
+      case 6: few_tokens<P, 6>(a, pp, nb, lut); return;
+      case 7: few_tokens<P, 7>(a, pp, nb, lut); return;
+      case 8: few_tokens<P, 8>(a, pp, nb, lut); return;
+      default: break;
+    }
   }
   // Several token tiles: each pass over a chunk of blocks keeps that chunk's activations (8 tokens)
   // in L1 while the row group's weights come from L2.
