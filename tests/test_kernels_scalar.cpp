@@ -462,24 +462,23 @@ TEST(KernelsSelectionDeathTest, EnvironmentChoosesOrRefuses) {
   EXPECT_EXIT(exit_with_selection("scalar"), testing::ExitedWithCode(0), "selected scalar");
   EXPECT_EXIT(exit_with_selection("bogus"), testing::ExitedWithCode(3),
               "R1PI_BACKEND=bogus: unknown backend");
-  // avx2: taken where this build and CPU have it, refused with a clear error elsewhere.
-  if (kernels_avx2()) {
-    EXPECT_EXIT(exit_with_selection("avx2"), testing::ExitedWithCode(0), "selected avx2");
-  } else {
-    EXPECT_EXIT(exit_with_selection("avx2"), testing::ExitedWithCode(3),
-                "R1PI_BACKEND=avx2: (this CPU lacks AVX2|backend not available)");
-  }
-  if (kernels_avx2_vnni()) {
-    EXPECT_EXIT(exit_with_selection("avx2-vnni"), testing::ExitedWithCode(0), "selected avx2-vnni");
-  } else {
-    EXPECT_EXIT(exit_with_selection("avx2-vnni"), testing::ExitedWithCode(3),
-                "R1PI_BACKEND=avx2-vnni: (this CPU or compiler lacks AVX-VNNI|backend not available)");
-  }
-  if (kernels_avx512_vnni()) {
-    EXPECT_EXIT(exit_with_selection("avx512-vnni"), testing::ExitedWithCode(0), "selected avx512-vnni");
-  } else {
-    EXPECT_EXIT(exit_with_selection("avx512-vnni"), testing::ExitedWithCode(3),
-                "R1PI_BACKEND=avx512-vnni: (this CPU or compiler lacks AVX-512|backend not available)");
+  // The x86 backends: each taken where this build and CPU have it, refused with a clear error
+  // elsewhere.
+  struct X86 {
+    const char* name;
+    const Kernels* kernels;
+    const char* lacks;  // the error's reason where the CPU or compiler lacks it
+  };
+  for (const X86& b : {X86{"avx2", kernels_avx2(), "this CPU lacks AVX2"},
+                       X86{"avx2-vnni", kernels_avx2_vnni(), "this CPU or compiler lacks AVX-VNNI"},
+                       X86{"avx512-vnni", kernels_avx512_vnni(), "this CPU or compiler lacks AVX-512"}}) {
+    if (b.kernels) {
+      EXPECT_EXIT(exit_with_selection(b.name), testing::ExitedWithCode(0),
+                  std::string("selected ") + b.name);
+    } else {
+      EXPECT_EXIT(exit_with_selection(b.name), testing::ExitedWithCode(3),
+                  std::string("R1PI_BACKEND=") + b.name + ": (" + b.lacks + "|backend not available)");
+    }
   }
 }
 
