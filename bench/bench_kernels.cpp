@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 #include "neon/kernels.h"
-#include "neon/quant_blocks.h"
+#include "ggml/quant_blocks.h"
 #include "read_sum.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include "layers/llama_forward.h"
 #include "model/model_loader.h"
 #include "neon/kernels.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 
 namespace {
 

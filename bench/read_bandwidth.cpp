@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "read_sum.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 
 int main(int argc, char** argv) {
   double gib = 1.0;

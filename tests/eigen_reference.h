@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "neon/ggml_type.h"
-#include "neon/quantize.h"
+#include "ggml/ggml_type.h"
+#include "ggml/quantize.h"
 
 namespace r1pi::ref {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <random>
 
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

@@ -13,7 +13,7 @@
 #include "layers/llama_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
 

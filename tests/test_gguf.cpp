@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
-#include "neon/ggml_type.h"
+#include "ggml/ggml_type.h"
 #include "test_support.h"
 
 namespace r1pi {

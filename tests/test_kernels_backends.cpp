@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 #include "neon/expf_r1pi.h"
 #include "neon/kernels.h"
 #include "neon/kernels_avx2.h"
-#include "neon/quantize.h"
+#include "ggml/quantize.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
 

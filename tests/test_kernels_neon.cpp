@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "neon/expf_r1pi.h"
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 #include "neon/kernels.h"
 #include "neon/kernels_neon.h"
-#include "neon/quantize.h"
+#include "ggml/quantize.h"
 
 namespace r1pi {
 namespace {

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "common/error.h"
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 #include "neon/kernels.h"
-#include "neon/quantize.h"
-#include "neon/round_even.h"
+#include "ggml/quantize.h"
+#include "ggml/round_even.h"
 
 namespace r1pi {
 namespace {

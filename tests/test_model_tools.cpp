@@ -15,7 +15,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "model/llama_config.h"
-#include "neon/quantize.h"
+#include "ggml/quantize.h"
 #include "test_support.h"
 #include "tokenizer/vocab.h"
 #include "tools/model_maker.h"

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "common/error.h"
-#include "neon/fp16.h"
-#include "neon/quantize.h"
+#include "ggml/fp16.h"
+#include "ggml/quantize.h"
 
 namespace r1pi {
 namespace {

@@ -23,7 +23,7 @@
 #include "layers/shard_sync.h"
 #include "model/model_loader.h"
 #include "neon/kernels.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
 

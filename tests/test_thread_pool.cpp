@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 
 namespace r1pi {
 namespace {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "neon/quant_blocks.h"
+#include "ggml/quant_blocks.h"
 #include "runtime/mpi/q80_sync.h"
 
 using namespace r1pi;

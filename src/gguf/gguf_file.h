@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "neon/ggml_type.h"
+#include "ggml/ggml_type.h"
 #include "gguf/gguf_value.h"
 
 namespace r1pi {

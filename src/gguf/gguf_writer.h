@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "neon/ggml_type.h"
+#include "ggml/ggml_type.h"
 #include "gguf/gguf_value.h"
 
 namespace r1pi {

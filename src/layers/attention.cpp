@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "neon/kernels.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 
 namespace r1pi {
 

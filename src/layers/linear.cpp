@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "neon/kernels.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 
 namespace r1pi {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/llama_weights.h"
-#include "neon/quant_blocks.h"
+#include "ggml/quant_blocks.h"
 
 namespace r1pi {
 

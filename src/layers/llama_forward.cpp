@@ -6,8 +6,8 @@
 #include "common/error.h"
 #include "layers/attention.h"
 #include "neon/kernels.h"
-#include "neon/quantize.h"
-#include "runtime/thread_pool.h"
+#include "ggml/quantize.h"
+#include "common/thread_pool.h"
 
 namespace r1pi {
 

@@ -6,7 +6,7 @@
 #include "common/error.h"
 #include "gguf/gguf_file.h"
 #include "model/weight_slices.h"
-#include "neon/quantize.h"
+#include "ggml/quantize.h"
 
 namespace r1pi {
 

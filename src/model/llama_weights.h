@@ -9,7 +9,7 @@
 #include "common/huge_buffer.h"
 #include "model/llama_config.h"
 #include "model/shard.h"
-#include "neon/ggml_type.h"
+#include "ggml/ggml_type.h"
 
 namespace r1pi {
 

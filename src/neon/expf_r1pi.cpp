@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "neon/kernels.h"
-#include "neon/round_even.h"
+#include "ggml/round_even.h"
 
 namespace r1pi {
 

@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "neon/quant_blocks.h"
+#include "ggml/quant_blocks.h"
 
 namespace r1pi {
 

@@ -56,7 +56,7 @@
 #include <utility>
 
 #include "neon/expf_r1pi.h"
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 
 // This build's extensions: R1PI_AVX512 for the "avx512-vnni" build (kernels_avx512_vnni.cpp),
 // R1PI_VNNI where vpdpbusd exists in 256 bits (AVX-VNNI, or AVX512-VNNI with AVX512VL).

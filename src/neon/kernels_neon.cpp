@@ -29,8 +29,8 @@
 #include <cstring>
 
 #include "neon/expf_r1pi.h"
-#include "neon/fp16.h"
-#include "neon/quantize.h"
+#include "ggml/fp16.h"
+#include "ggml/quantize.h"
 
 namespace r1pi {
 

@@ -2,10 +2,10 @@
 // Plain loops, one float operation at a time; std::fma exactly where the recipe says.
 #include <cmath>
 
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 #include "neon/kernels.h"
-#include "neon/q6_K_layout.h"
-#include "neon/quantize.h"
+#include "ggml/q6_K_layout.h"
+#include "ggml/quantize.h"
 
 namespace r1pi {
 

@@ -7,7 +7,7 @@
 #include "common/error.h"
 #include "common/token_hash.h"
 #include "neon/kernels.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 #include "runtime/token_source.h"
 
 namespace r1pi {

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "neon/ggml_type.h"
+#include "ggml/ggml_type.h"
 
 namespace r1pi {
 

@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "gguf/gguf_writer.h"
 #include "model/llama_config.h"
-#include "neon/quantize.h"
+#include "ggml/quantize.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "tools/gguf_metadata.h"
 #include "tools/model_shape.h"

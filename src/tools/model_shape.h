@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "neon/ggml_type.h"
+#include "ggml/ggml_type.h"
 
 namespace r1pi {
 

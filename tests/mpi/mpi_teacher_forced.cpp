@@ -53,14 +53,14 @@
 #include "common/error.h"
 #include "layers/llama_forward.h"
 #include "model/model_loader.h"
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 #include "neon/kernels.h"
-#include "neon/quant_blocks.h"
+#include "ggml/quant_blocks.h"
 #include "runtime/mpi/distributed_run.h"
 #include "runtime/mpi/mpi_world.h"
 #include "runtime/mpi/q80_sync.h"
 #include "runtime/mpi/rank_agreement.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 
 namespace r1pi {
 namespace {

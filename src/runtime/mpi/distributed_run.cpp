@@ -19,7 +19,7 @@
 #include "runtime/mpi/rank_roles.h"
 #include "runtime/mpi/weights_from_root.h"
 #include "runtime/session.h"
-#include "runtime/thread_pool.h"
+#include "common/thread_pool.h"
 
 namespace r1pi {
 

@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 #include "neon/kernels.h"
-#include "neon/quantize.h"
+#include "ggml/quantize.h"
 
 namespace r1pi {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "layers/shard_sync.h"
-#include "neon/quant_blocks.h"
+#include "ggml/quant_blocks.h"
 
 namespace r1pi {
 

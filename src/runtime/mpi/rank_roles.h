@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "layers/llama_forward.h"
-#include "runtime/control_message.h"
+#include "runtime/mpi/control_message.h"
 #include "runtime/mpi/mpi_world.h"
 #include "runtime/mpi/q80_sync.h"
 #include "runtime/token_source.h"

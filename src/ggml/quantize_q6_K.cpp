@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "neon/fp16.h"
-#include "neon/q6_K_layout.h"
-#include "neon/quantize.h"
+#include "ggml/fp16.h"
+#include "ggml/q6_K_layout.h"
+#include "ggml/quantize.h"
 
 namespace r1pi {
 

@@ -1,4 +1,4 @@
-#include "runtime/control_message.h"
+#include "runtime/mpi/control_message.h"
 
 #include <cstddef>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "neon/ggml_type.h"
+#include "ggml/ggml_type.h"
 
 #include <array>
 #include <stdexcept>

@@ -9,8 +9,8 @@
 #pragma once
 #include <cstdint>
 
-#include "neon/ggml_type.h"
-#include "neon/quant_blocks.h"
+#include "ggml/ggml_type.h"
+#include "ggml/quant_blocks.h"
 
 namespace r1pi {
 

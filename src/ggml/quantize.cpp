@@ -1,5 +1,5 @@
 // Q4_0, Q8_0 and F16 rows, and the by-type dispatch. Q6_K lives in quantize_q6_K.cpp.
-#include "neon/quantize.h"
+#include "ggml/quantize.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "common/error.h"
-#include "neon/fp16.h"
-#include "neon/round_even.h"
+#include "ggml/fp16.h"
+#include "ggml/round_even.h"
 
 namespace r1pi {
 

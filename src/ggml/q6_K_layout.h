@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdint>
 
-#include "neon/quant_blocks.h"
+#include "ggml/quant_blocks.h"
 
 namespace r1pi {
 

@@ -1,4 +1,4 @@
-#include "neon/fp16.h"
+#include "ggml/fp16.h"
 
 namespace r1pi {
 
