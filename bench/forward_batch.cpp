@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    const LoadedModel m = load_model(path, nullptr, false);
+    const LoadedModel m = load_model(path);
     // Parameters and bytes of the matrices a token reads (token_embd is only looked up, unless it
     // doubles as the output matrix).
     uint64_t params = 0, bytes = 0;

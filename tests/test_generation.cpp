@@ -35,7 +35,7 @@ const std::string& tiny_model() {
 }
 
 const LoadedModel& tiny() {
-  static const LoadedModel model = load_model(tiny_model(), nullptr, false);
+  static const LoadedModel model = load_model(tiny_model());
   return model;
 }
 

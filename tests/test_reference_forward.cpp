@@ -145,7 +145,7 @@ const std::string& model_path(const ModelSpec& spec) {
 struct Loaded {
   LoadedModel r1;
   ref::Model ref;
-  explicit Loaded(const std::string& path) : r1(load_model(path, nullptr, false)), ref(ref::load(path)) {}
+  explicit Loaded(const std::string& path) : r1(load_model(path)), ref(ref::load(path)) {}
 };
 
 Loaded& loaded(const ModelSpec& spec) {

@@ -52,7 +52,7 @@ const std::string& gguf_path() {
 
 const LoadedModel& model() {
   static const std::unique_ptr<LoadedModel> m =
-      std::make_unique<LoadedModel>(load_model(gguf_path(), nullptr, false));
+      std::make_unique<LoadedModel>(load_model(gguf_path()));
   return *m;
 }
 

@@ -1,29 +1,55 @@
 #include "ggml/ggml_type.h"
 
 #include <array>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "ggml/fp16.h"
+#include "ggml/quant_blocks.h"
+#include "ggml/quantize.h"
 
 namespace r1pi {
 
 namespace {
 
-struct BlockGeometry {
-  size_t elements;
-  size_t bytes;
+// Row converters with the table's untyped signature.
+void copy_f32(const void* x, float* y, int64_t n) { std::memcpy(y, x, size_t(n) * sizeof(float)); }
+void copy_to_f32(const float* x, void* y, int64_t n) { std::memcpy(y, x, size_t(n) * sizeof(float)); }
+void to_f16(const float* x, void* y, int64_t n) {
+  uint16_t* out = static_cast<uint16_t*>(y);
+  for (int64_t i = 0; i < n; ++i) out[i] = fp32_to_fp16(x[i]);
+}
+template <typename Block, void (*F)(const Block*, float*, int64_t)>
+void dequantize_as(const void* x, float* y, int64_t n) { F(static_cast<const Block*>(x), y, n); }
+template <typename Block, void (*F)(const float*, Block*, int64_t)>
+void quantize_as(const float* x, void* y, int64_t n) { F(x, static_cast<Block*>(y), n); }
+
+// A new type is one row here (and its kernels in src/neon).
+constexpr GgmlTypeTraits kTraits[] = {
+    {.type = GgmlType::F32, .name = "F32", .block_elements = 1, .block_bytes = 4,
+     .holds_matrix = true, .dequantize = copy_f32, .quantize = copy_to_f32},
+    {.type = GgmlType::F16, .name = "F16", .block_elements = 1, .block_bytes = 2,
+     .holds_matrix = true, .dequantize = dequantize_as<uint16_t, dequantize_row_f16>,
+     .quantize = to_f16},
+    {.type = GgmlType::Q4_0, .name = "Q4_0", .block_elements = QK4_0,
+     .block_bytes = sizeof(block_q4_0), .holds_matrix = true,
+     .dequantize = dequantize_as<block_q4_0, dequantize_row_q4_0>,
+     .quantize = quantize_as<block_q4_0, quantize_row_q4_0_ref>},
+    {.type = GgmlType::Q8_0, .name = "Q8_0", .block_elements = QK8_0,
+     .block_bytes = sizeof(block_q8_0), .holds_matrix = true,
+     .dequantize = dequantize_as<block_q8_0, dequantize_row_q8_0>,
+     .quantize = quantize_as<block_q8_0, quantize_row_q8_0_ref>},
+    {.type = GgmlType::Q6_K, .name = "Q6_K", .block_elements = QK_K,
+     .block_bytes = sizeof(block_q6_K), .holds_matrix = true,
+     .dequantize = dequantize_as<block_q6_K, dequantize_row_q6_K>,
+     .quantize = quantize_as<block_q6_K, quantize_row_q6_K_ref>},
 };
 
-BlockGeometry geometry(GgmlType type) {
-  switch (type) {
-    case GgmlType::F32: return {1, 4};
-    case GgmlType::F16: return {1, 2};
-    case GgmlType::Q4_0: return {32, 18};
-    case GgmlType::Q8_0: return {32, 34};
-    case GgmlType::Q6_K: return {256, 210};
-  }
-  // Only reachable through a cast from an unchecked id: a programming error, not a bad file.
-  throw std::invalid_argument("ggml type " + std::to_string(static_cast<uint32_t>(type)) +
-                              " is not supported");
+const GgmlTypeTraits* find_traits(uint32_t type_id) {
+  for (const GgmlTypeTraits& t : kTraits)
+    if (static_cast<uint32_t>(t.type) == type_id) return &t;
+  return nullptr;
 }
 
 // ggml's type ids in order; empty entries are ids ggml retired (Q4_2, Q4_3, the repacked
@@ -37,18 +63,16 @@ constexpr std::array<std::string_view, 40> kGgmlTypeNames = {
 
 }  // namespace
 
-bool ggml_type_supported(uint32_t type_id) {
-  switch (static_cast<GgmlType>(type_id)) {
-    case GgmlType::F32:
-    case GgmlType::F16:
-    case GgmlType::Q4_0:
-    case GgmlType::Q8_0:
-    case GgmlType::Q6_K: return true;
-  }
-  return false;
+const GgmlTypeTraits& ggml_traits(GgmlType type) {
+  if (const GgmlTypeTraits* t = find_traits(static_cast<uint32_t>(type))) return *t;
+  throw std::invalid_argument("ggml type " + std::to_string(static_cast<uint32_t>(type)) +
+                              " is not supported");
 }
 
+bool ggml_type_supported(uint32_t type_id) { return find_traits(type_id) != nullptr; }
+
 std::string_view ggml_type_name(GgmlType type) {
+  if (const GgmlTypeTraits* t = find_traits(static_cast<uint32_t>(type))) return t->name;
   std::string_view name = ggml_type_id_name(static_cast<uint32_t>(type));
   return name.empty() ? "unknown" : name;
 }
@@ -57,18 +81,18 @@ std::string_view ggml_type_id_name(uint32_t type_id) {
   return type_id < kGgmlTypeNames.size() ? kGgmlTypeNames[type_id] : std::string_view();
 }
 
-size_t ggml_block_elements(GgmlType type) { return geometry(type).elements; }
+size_t ggml_block_elements(GgmlType type) { return ggml_traits(type).block_elements; }
 
-size_t ggml_block_bytes(GgmlType type) { return geometry(type).bytes; }
+size_t ggml_block_bytes(GgmlType type) { return ggml_traits(type).block_bytes; }
 
 size_t ggml_row_bytes(GgmlType type, uint64_t n) {
-  BlockGeometry g = geometry(type);
-  if (n % g.elements != 0) {
+  const GgmlTypeTraits& t = ggml_traits(type);
+  if (n % t.block_elements != 0) {
     throw std::invalid_argument("row of " + std::to_string(n) +
-                                " elements is not a whole number of " +
-                                std::string(ggml_type_name(type)) + " blocks");
+                                " elements is not a whole number of " + std::string(t.name) +
+                                " blocks");
   }
-  return n / g.elements * g.bytes;
+  return n / t.block_elements * t.block_bytes;
 }
 
 }  // namespace r1pi

@@ -1,4 +1,7 @@
-// The tensor element types r1pi reads and writes, with ggml's numbering and block geometry.
+// The tensor element types r1pi reads and writes, with ggml's numbering, and one trait row per
+// type (ggml's type_traits): its block geometry, how a row converts to and from floats, and
+// whether it may hold a matrix. The kernels of each type are a second table, in src/neon
+// (neon/kernels.h), as ggml keeps its CPU traits apart from the format.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,13 +17,25 @@ enum class GgmlType : uint32_t {
   Q6_K = 14,
 };
 
+struct GgmlTypeTraits {
+  GgmlType type;
+  std::string_view name;
+  size_t block_elements;  // elements per block (1 for the float types)
+  size_t block_bytes;
+  bool holds_matrix;      // the kernels multiply matrices stored in it
+  // n elements (a multiple of block_elements) to floats and back; quantise is ggml's reference.
+  void (*dequantize)(const void* x, float* y, int64_t n);
+  void (*quantize)(const float* x, void* y, int64_t n);
+};
+
+// The row of a type; only for the types above (an unchecked cast is a programming error).
+const GgmlTypeTraits& ggml_traits(GgmlType type);
 // True for the types above; any other ggml type id is refused by the reader.
 bool ggml_type_supported(uint32_t type_id);
 std::string_view ggml_type_name(GgmlType type);
 // ggml's name for any type id, supported or not ("Q4_K" for 12), so that a refusal can say what
 // the file holds; "" for ids ggml never assigned.
 std::string_view ggml_type_id_name(uint32_t type_id);
-// Elements per block (1 for F32/F16, 32 for Q4_0/Q8_0, 256 for Q6_K) and bytes per block.
 size_t ggml_block_elements(GgmlType type);
 size_t ggml_block_bytes(GgmlType type);
 // Bytes of a row of n elements; n must be a multiple of the block size.

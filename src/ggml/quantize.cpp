@@ -1,4 +1,5 @@
-// Q4_0, Q8_0 and F16 rows, and the by-type dispatch. Q6_K lives in quantize_q6_K.cpp.
+// Q4_0, Q8_0 and F16 rows, and the by-type entry points (through the trait table in
+// ggml_type.cpp). Q6_K lives in quantize_q6_K.cpp.
 #include "ggml/quantize.h"
 
 #include <algorithm>
@@ -82,74 +83,27 @@ void dequantize_row_f16(const uint16_t* x, float* y, int64_t n) {
 namespace {
 
 // Refuses a type r1pi cannot (de)quantise, or a length that is not whole blocks.
-void check_row(GgmlType type, int64_t n, const char* what) {
-  int64_t block = 0;
-  switch (type) {
-    case GgmlType::F32:
-    case GgmlType::F16:
-      block = 1;
-      break;
-    case GgmlType::Q4_0:
-    case GgmlType::Q8_0:
-      block = 32;
-      break;
-    case GgmlType::Q6_K:
-      block = QK_K;
-      break;
-  }
-  if (block == 0) {
+const GgmlTypeTraits& checked_row(GgmlType type, int64_t n, const char* what) {
+  if (!ggml_type_supported(uint32_t(type))) {
     throw Error(std::string(what) + ": unsupported ggml type " + std::to_string(uint32_t(type)));
   }
-  if (n < 0 || n % block != 0) {
+  const GgmlTypeTraits& t = ggml_traits(type);
+  if (n < 0 || n % int64_t(t.block_elements) != 0) {
     throw Error(std::string(what) + ": row of " + std::to_string(n) +
-                " elements is not a whole number of " + std::to_string(block) + "-element blocks");
+                " elements is not a whole number of " + std::to_string(t.block_elements) +
+                "-element blocks");
   }
+  return t;
 }
 
 }  // namespace
 
 void dequantize_row(GgmlType type, const void* x, float* y, int64_t n) {
-  check_row(type, n, "dequantize_row");
-  switch (type) {
-    case GgmlType::F32:
-      std::memcpy(y, x, size_t(n) * sizeof(float));
-      break;
-    case GgmlType::F16:
-      dequantize_row_f16(static_cast<const uint16_t*>(x), y, n);
-      break;
-    case GgmlType::Q4_0:
-      dequantize_row_q4_0(static_cast<const block_q4_0*>(x), y, n);
-      break;
-    case GgmlType::Q8_0:
-      dequantize_row_q8_0(static_cast<const block_q8_0*>(x), y, n);
-      break;
-    case GgmlType::Q6_K:
-      dequantize_row_q6_K(static_cast<const block_q6_K*>(x), y, n);
-      break;
-  }
+  checked_row(type, n, "dequantize_row").dequantize(x, y, n);
 }
 
 void quantize_row(GgmlType type, const float* x, void* y, int64_t n) {
-  check_row(type, n, "quantize_row");
-  switch (type) {
-    case GgmlType::F32:
-      std::memcpy(y, x, size_t(n) * sizeof(float));
-      break;
-    case GgmlType::F16: {
-      uint16_t* out = static_cast<uint16_t*>(y);
-      for (int64_t i = 0; i < n; ++i) out[i] = fp32_to_fp16(x[i]);
-      break;
-    }
-    case GgmlType::Q4_0:
-      quantize_row_q4_0_ref(x, static_cast<block_q4_0*>(y), n);
-      break;
-    case GgmlType::Q8_0:
-      quantize_row_q8_0_ref(x, static_cast<block_q8_0*>(y), n);
-      break;
-    case GgmlType::Q6_K:
-      quantize_row_q6_K_ref(x, static_cast<block_q6_K*>(y), n);
-      break;
-  }
+  checked_row(type, n, "quantize_row").quantize(x, y, n);
 }
 
 }  // namespace r1pi

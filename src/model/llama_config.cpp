@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <numeric>
 
 #include "common/error.h"
 #include "gguf/gguf_file.h"
+#include "model/tensor_table.h"
 
 namespace r1pi {
 
@@ -17,42 +19,32 @@ std::string shape_string(const std::vector<uint64_t>& ne) {
   return s + "]";
 }
 
-// What a weight may be stored as: norms and rope factors are read as plain floats by every
-// backend, matrices go through the dot-product kernels (which exist for these types only).
-enum class TensorKind { Vector, Matrix };
-
-bool type_allowed(TensorKind kind, GgmlType type) {
-  if (kind == TensorKind::Vector) return type == GgmlType::F32;
-  switch (type) {
-    case GgmlType::F32: case GgmlType::F16: case GgmlType::Q4_0: case GgmlType::Q8_0:
-    case GgmlType::Q6_K:
-      return true;
-  }
-  return false;
+// Norms and rope factors are read as plain floats by every backend; matrices go through the
+// dot-product kernels, which exist for the types the trait table marks.
+bool type_allowed(const TensorSpec& spec, GgmlType type) {
+  return spec.is_matrix() ? ggml_traits(type).holds_matrix : type == GgmlType::F32;
 }
 
-const GgufTensorInfo& require_tensor(const GgufFile& file, const std::string& name,
-                                     std::vector<uint64_t> expected, TensorKind kind) {
-  const GgufTensorInfo* t = file.find_tensor(name);
-  if (!t) throw Error(file.path() + ": missing tensor " + name);
-  if (t->ne != expected) {
-    throw Error(file.path() + ": tensor " + name + " has shape " + shape_string(t->ne) +
+const GgufTensorInfo& check_tensor(const GgufFile& file, const GgufTensorInfo& t,
+                                   const TensorSpec& spec, const std::vector<uint64_t>& expected) {
+  if (t.ne != expected) {
+    throw Error(file.path() + ": tensor " + t.name + " has shape " + shape_string(t.ne) +
                 ", expected " + shape_string(expected));
   }
-  if (!type_allowed(kind, t->type)) {
-    throw Error(file.path() + ": tensor " + name + " has type " +
-                std::string(ggml_type_name(t->type)) + ", which r1pi does not support there" +
-                (kind == TensorKind::Vector ? " (expected F32)" : ""));
+  if (!type_allowed(spec, t.type)) {
+    throw Error(file.path() + ": tensor " + t.name + " has type " +
+                std::string(ggml_type_name(t.type)) + ", which r1pi does not support there" +
+                (spec.is_matrix() ? "" : " (expected F32)"));
   }
   // Quantised matrices are multiplied block by block against Q8_0 activations, so a row must
   // hold whole blocks (dim and ffn multiples of 32 for Q4_0/Q8_0, of 256 for Q6_K).
-  const size_t block = ggml_block_elements(t->type);
-  if (t->ne[0] % block != 0) {
-    throw Error(file.path() + ": tensor " + name + " rows of " + std::to_string(t->ne[0]) +
-                " elements are not a whole number of " + std::string(ggml_type_name(t->type)) +
+  const size_t block = ggml_block_elements(t.type);
+  if (t.ne[0] % block != 0) {
+    throw Error(file.path() + ": tensor " + t.name + " rows of " + std::to_string(t.ne[0]) +
+                " elements are not a whole number of " + std::string(ggml_type_name(t.type)) +
                 " blocks of " + std::to_string(block));
   }
-  return *t;
+  return t;
 }
 
 uint32_t require_positive(const GgufFile& file, const char* key) {
@@ -109,11 +101,11 @@ std::vector<float> metadata_rope_factors(const GgufFile& file, const LlamaConfig
 }
 
 std::vector<float> tensor_rope_factors(const GgufFile& file, const LlamaConfig& c) {
-  if (!file.find_tensor("rope_freqs.weight")) return {};
-  const GgufTensorInfo& t =
-      require_tensor(file, "rope_freqs.weight", {c.rope_dim / 2}, TensorKind::Vector);
+  // check_tensors has checked its shape and type.
+  const GgufTensorInfo* t = file.find_tensor("rope_freqs.weight");
+  if (!t) return {};
   std::vector<float> factors(c.rope_dim / 2);
-  std::memcpy(factors.data(), file.tensor_data(t), factors.size() * sizeof(float));
+  std::memcpy(factors.data(), file.tensor_data(*t), factors.size() * sizeof(float));
   for (float f : factors) {
     if (!(f > 0) || !std::isfinite(f)) {
       throw Error(file.path() + ": rope_freqs.weight holds " + std::to_string(f) +
@@ -123,24 +115,21 @@ std::vector<float> tensor_rope_factors(const GgufFile& file, const LlamaConfig& 
   return factors;
 }
 
+// Every tensor of the architecture's table, in every layer; also what follows from their types
+// (tied output, the FFN split block).
 void check_tensors(const GgufFile& file, LlamaConfig& c) {
-  const uint64_t dim = c.dim, kv = c.kv_dim(), ffn = c.ffn_dim, vocab = c.n_vocab;
-  require_tensor(file, "token_embd.weight", {dim, vocab}, TensorKind::Matrix);
-  for (uint32_t l = 0; l < c.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    require_tensor(file, p + "attn_norm.weight", {dim}, TensorKind::Vector);
-    require_tensor(file, p + "attn_q.weight", {dim, dim}, TensorKind::Matrix);
-    require_tensor(file, p + "attn_k.weight", {dim, kv}, TensorKind::Matrix);
-    require_tensor(file, p + "attn_v.weight", {dim, kv}, TensorKind::Matrix);
-    require_tensor(file, p + "attn_output.weight", {dim, dim}, TensorKind::Matrix);
-    require_tensor(file, p + "ffn_norm.weight", {dim}, TensorKind::Vector);
-    require_tensor(file, p + "ffn_gate.weight", {dim, ffn}, TensorKind::Matrix);
-    require_tensor(file, p + "ffn_up.weight", {dim, ffn}, TensorKind::Matrix);
-    require_tensor(file, p + "ffn_down.weight", {ffn, dim}, TensorKind::Matrix);
+  for (const TensorInstance& t : model_tensors(c)) {
+    const TensorSpec& spec = *t.spec;
+    const GgufTensorInfo* info = file.find_tensor(t.name);
+    if (!info) {
+      if (spec.presence == Presence::Required) throw Error(file.path() + ": missing tensor " + t.name);
+      if (spec.presence == Presence::ElseTokenEmbd) c.tied_output = true;
+      continue;
+    }
+    check_tensor(file, *info, spec, spec.shape(c));
+    if (spec.split.axis == Axis::Cols && spec.split.unit == Unit::FfnUnits)
+      c.ffn_block = std::lcm(c.ffn_block, uint32_t(ggml_block_elements(info->type)));
   }
-  require_tensor(file, "output_norm.weight", {dim}, TensorKind::Vector);
-  c.tied_output = file.find_tensor("output.weight") == nullptr;
-  if (!c.tied_output) require_tensor(file, "output.weight", {dim, vocab}, TensorKind::Matrix);
 }
 
 }  // namespace
@@ -148,9 +137,11 @@ void check_tensors(const GgufFile& file, LlamaConfig& c) {
 LlamaConfig LlamaConfig::from_gguf(const GgufFile& file) {
   const std::string& path = file.path();
   const std::string arch = file.get_string("general.architecture");
-  if (arch != "llama") throw Error(path + ": unknown architecture '" + arch + "' (r1pi runs llama)");
+  if (arch != llama_architecture().name)
+    throw Error(path + ": unknown architecture '" + arch + "' (r1pi runs llama)");
 
   LlamaConfig c;
+  c.arch = &llama_architecture();
   c.name = file.try_string("general.name").value_or("");
   c.n_ctx_train = require_positive(file, "llama.context_length");
   c.dim = require_positive(file, "llama.embedding_length");

@@ -7,6 +7,7 @@
 namespace r1pi {
 
 class GgufFile;
+struct Architecture;
 
 struct LlamaConfig {
   std::string name;            // general.name, for display
@@ -22,14 +23,19 @@ struct LlamaConfig {
   float rope_base = 10000.0f;  // llama.rope.freq_base
   uint32_t n_vocab = 0;        // llama.vocab_size, else the token list / embedding rows
   bool tied_output = false;    // no output.weight: logits use token_embd.weight
+  // The FFN splits across ranks on multiples of this many hidden units: the least common multiple
+  // of the block sizes of every tensor whose columns are split by FFN unit (ffn_down, all layers).
+  uint32_t ffn_block = 1;
+  const Architecture* arch = nullptr;  // its tensor table (model/tensor_table.h)
   // llama3 RoPE scaling: one divisor per rotated pair (theta_i = pos * base^(-2i/rope_dim) / f_i),
   // from the metadata keys when the file has them, else the rope_freqs.weight tensor; empty = none.
   std::vector<float> rope_freq_factors;
 
   uint32_t kv_dim() const { return n_kv_heads * head_dim; }
 
-  // Reads and validates (architecture "llama", positive sizes, heads dividing dim and each other,
-  // tensor shapes matching); throws r1pi::Error naming the file and the problem.
+  // Reads and validates (a known architecture, positive sizes, heads dividing dim and each other,
+  // every tensor of the architecture's table present with its shape and an allowed type); throws
+  // r1pi::Error naming the file and the problem.
   static LlamaConfig from_gguf(const GgufFile& file);
 };
 

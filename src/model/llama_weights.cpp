@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "gguf/gguf_file.h"
+#include "model/tensor_table.h"
 #include "model/weight_slices.h"
 #include "ggml/quantize.h"
 
@@ -19,52 +20,49 @@ LlamaWeights LlamaWeights::load(const GgufFile& file, const LlamaConfig& config,
 
   LlamaWeights w;
   w.layers.resize(config.n_layers);
-  // Where each slice goes, in plan_slices' order.
-  std::vector<Matrix*> matrices;
-  std::vector<std::vector<float>*> vectors;
-  matrices.push_back(&w.token_embd);
-  for (LayerWeights& L : w.layers) {
-    for (Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w1, &L.w3, &L.w2}) matrices.push_back(m);
-    vectors.push_back(&L.attn_norm);
-    vectors.push_back(&L.ffn_norm);
-  }
-  vectors.push_back(&w.output_norm);
-  if (!config.tied_output) matrices.push_back(&w.output);
+  // Where a slice goes: the member its row of the tensor table names.
+  auto matrix_of = [&w](const TensorSlice& s) -> Matrix* {
+    if (auto m = std::get_if<Matrix LlamaWeights::*>(&s.spec->fills)) return &(w.**m);
+    if (auto m = std::get_if<Matrix LayerWeights::*>(&s.spec->fills)) return &(w.layers[s.layer].**m);
+    return nullptr;
+  };
+  auto vector_of = [&w](const TensorSlice& s) -> std::vector<float>* {
+    if (auto v = std::get_if<std::vector<float> LlamaWeights::*>(&s.spec->fills)) return &(w.**v);
+    if (auto v = std::get_if<std::vector<float> LayerWeights::*>(&s.spec->fills))
+      return &(w.layers[s.layer].**v);
+    return nullptr;
+  };
 
   // All matrices in one huge-page buffer (common/huge_buffer.h), each 64-byte aligned.
-  auto is_vector = [](const TensorSlice& s) { return s.tensor->ne.size() == 1; };
   size_t matrix_bytes = 0;
   for (const TensorSlice& s : slices)
-    if (!is_vector(s)) matrix_bytes += (s.bytes() + 63) / 64 * 64;
+    if (s.spec->is_matrix()) matrix_bytes += (s.bytes() + 63) / 64 * 64;
   w.buffer_ = HugeBuffer(matrix_bytes);
   uint8_t* next_bytes = w.buffer_.data();
   std::vector<uint8_t> vector_bytes;
 
-  size_t next_matrix = 0, next_vector = 0;
   for (const TensorSlice& s : slices) {
-    if (is_vector(s)) {
+    if (std::vector<float>* v = vector_of(s)) {
       // Norm weights: kept as floats whatever their stored type.
       vector_bytes.resize(s.bytes());
       source.read(s, vector_bytes.data());
-      std::vector<float>& v = *vectors[next_vector++];
-      v.resize(size_t(s.col_end - s.col_begin));
-      dequantize_row(s.tensor->type, vector_bytes.data(), v.data(), int64_t(v.size()));
-    } else {
+      v->resize(size_t(s.col_end - s.col_begin));
+      dequantize_row(s.tensor->type, vector_bytes.data(), v->data(), int64_t(v->size()));
+    } else if (Matrix* m = matrix_of(s)) {
       uint8_t* bytes = next_bytes;
       next_bytes += (s.bytes() + 63) / 64 * 64;
       source.read(s, bytes);
-      Matrix& m = *matrices[next_matrix++];
-      m.type = s.tensor->type;
-      m.cols = s.col_end - s.col_begin;
-      m.rows = s.rows();
-      m.row_bytes = s.row_bytes();
-      m.data = bytes;
+      m->type = s.tensor->type;
+      m->cols = s.col_end - s.col_begin;
+      m->rows = s.rows();
+      m->row_bytes = s.row_bytes();
+      m->data = bytes;
+    } else {
+      throw Error(file.path() + ": internal error: " + s.tensor->name + " fills no weight");
     }
     done += s.bytes();
     if (progress) progress(done, total);
   }
-  if (next_matrix != matrices.size() || next_vector != vectors.size())
-    throw Error(file.path() + ": internal error: weight slices out of step");
   if (config.tied_output) {
     // The output matrix is the embedding: its local rows are a view, not a second copy.
     w.output = w.token_embd;

@@ -9,11 +9,11 @@
 
 namespace r1pi {
 
-LoadedModel describe_model(const GgufFile& file, const ShardChooser& choose_shard) {
+LoadedModel describe_model(const GgufFile& file, int rank, int n_ranks) {
   LoadedModel model;
   model.file_bytes = file.file_size();
   model.config = LlamaConfig::from_gguf(file);
-  model.shard = choose_shard ? choose_shard(file, model.config) : Shard::whole(model.config);
+  model.shard = Shard::for_rank(model.config, rank, n_ranks);
   model.tokenizer = std::make_unique<Tokenizer>(Vocab::from_gguf(file));
   if (uint32_t(model.tokenizer->n_vocab()) > model.config.n_vocab)
     throw Error(file.path() + ": the vocabulary has " + std::to_string(model.tokenizer->n_vocab()) +
@@ -36,10 +36,10 @@ void load_weights(LoadedModel& model, const GgufFile& file, SliceSource& source,
   });
 }
 
-LoadedModel load_model(const std::string& path, const ShardChooser& choose_shard, bool progress) {
+LoadedModel load_model(const std::string& path, bool progress, int rank, int n_ranks) {
   GgufFile file = GgufFile::open(path);
   MappedSliceSource source(file);
-  LoadedModel model = describe_model(file, choose_shard);
+  LoadedModel model = describe_model(file, rank, n_ranks);
   load_weights(model, file, source, progress);
   file.release();
   return model;

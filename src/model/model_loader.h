@@ -1,7 +1,6 @@
 // Opens a GGUF model, reads its configuration and vocabulary, copies this rank's weight slices and
 // releases the mapping.
 #pragma once
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,18 +22,15 @@ struct LoadedModel {
   uint64_t file_bytes = 0;
 };
 
-// Picks this rank's shard once the configuration is known; empty: the whole model.
-using ShardChooser = std::function<Shard(const GgufFile&, const LlamaConfig&)>;
-
-// Reads the configuration and vocabulary and picks the shard (no weights yet).
-LoadedModel describe_model(const GgufFile& file, const ShardChooser& choose_shard);
+// Reads the configuration and vocabulary and computes rank's shard of n_ranks (no weights yet).
+LoadedModel describe_model(const GgufFile& file, int rank = 0, int n_ranks = 1);
 // Copies the shard's weight slices from source. progress: a progress line on stderr (only when it
 // is a terminal).
 void load_weights(LoadedModel& model, const GgufFile& file, SliceSource& source, bool progress);
 
-// Opens path, builds the model from its mapping and releases it. Throws r1pi::Error naming the
-// file and the problem.
-LoadedModel load_model(const std::string& path, const ShardChooser& choose_shard = {},
-                       bool progress = false);
+// Opens path, builds rank's shard of n_ranks from its mapping and releases it. Throws r1pi::Error
+// naming the file and the problem.
+LoadedModel load_model(const std::string& path, bool progress = false, int rank = 0,
+                       int n_ranks = 1);
 
 }  // namespace r1pi

@@ -14,11 +14,8 @@ Range split_evenly(uint32_t count, int parts, int index) {
   return {begin, begin + base + (i < extra ? 1 : 0)};
 }
 
-Shard Shard::whole(const LlamaConfig& config) {
-  return Shard{{0, config.n_kv_heads}, {0, config.ffn_dim}, {0, config.n_vocab}};
-}
-
-Shard Shard::for_rank(const LlamaConfig& config, int rank, int n_ranks, uint32_t ffn_block) {
+Shard Shard::for_rank(const LlamaConfig& config, int rank, int n_ranks) {
+  const uint32_t ffn_block = config.ffn_block;
   if (n_ranks < 1 || rank < 0 || rank >= n_ranks)
     throw Error("rank " + std::to_string(rank) + " of " + std::to_string(n_ranks) + " is not valid");
   if (uint32_t(n_ranks) > config.n_kv_heads)

@@ -17,13 +17,11 @@ struct Shard {
   Range ffn;        // hidden units of the FFN (rows of w1/w3, columns of w2)
   Range vocab;      // rows of the output matrix
 
-  static Shard whole(const LlamaConfig& config);
-
   // Rank `rank` of n_ranks: contiguous ranges, balanced to within one KV head, one block of
-  // ffn_block hidden units (the block size of ffn_down's type, so that its columns split on whole
-  // blocks) and one vocabulary row. Any rank count from 1 to n_kv_heads works, powers of two or
-  // not; more ranks than KV heads, or fewer FFN blocks than ranks, is an r1pi::Error.
-  static Shard for_rank(const LlamaConfig& config, int rank, int n_ranks, uint32_t ffn_block);
+  // config.ffn_block hidden units (so that every column-split FFN tensor splits on whole blocks)
+  // and one vocabulary row. Any rank count from 1 to n_kv_heads works, powers of two or not; more
+  // ranks than KV heads, or fewer FFN blocks than ranks, is an r1pi::Error.
+  static Shard for_rank(const LlamaConfig& config, int rank, int n_ranks);
 };
 
 // [begin, end) of part `index` when `count` units are split into `parts` contiguous parts whose

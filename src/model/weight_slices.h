@@ -10,9 +10,13 @@
 
 namespace r1pi {
 
+struct TensorSpec;
+
 // Rows [row_begin, row_end) of a tensor, restricted to columns [col_begin, col_end).
 struct TensorSlice {
   const GgufTensorInfo* tensor = nullptr;
+  const TensorSpec* spec = nullptr;  // its row of the architecture's tensor table
+  uint32_t layer = 0;                // for per-layer tensors
   int64_t row_begin = 0, row_end = 0;
   int64_t col_begin = 0, col_end = 0;
 
@@ -21,10 +25,11 @@ struct TensorSlice {
   size_t bytes() const { return size_t(rows()) * row_bytes(); }
 };
 
-// Every slice a shard holds, in a fixed order (the order the root sends them with
-// --weights-from-root): the embedding, then per layer wq wk wv wo w1 w3 w2 and the two norms,
-// then the output norm and the output rows (absent when tied). Throws r1pi::Error naming the file
-// when a tensor is missing or a column split falls inside a block.
+// Every slice a shard holds, from the architecture's tensor table (tensors the configuration
+// reads, such as rope_freqs, and an absent tied output are left out), in a fixed order: the
+// table's, global tensors once and per-layer ones for each layer in turn (the order the root
+// sends them with --weights-from-root). Throws r1pi::Error naming the file when a tensor is
+// missing or a column split falls inside a block.
 std::vector<TensorSlice> plan_slices(const GgufFile& file, const LlamaConfig& config,
                                      const Shard& shard);
 

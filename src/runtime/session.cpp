@@ -56,7 +56,7 @@ void print_summary(const GenerationResult& r) {
 
 int run_single_rank(const RunOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  LoadedModel model = load_model(o.model_path, {}, true);
+  LoadedModel model = load_model(o.model_path, true);
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int n_ctx = context_size(o, model.config);

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "gguf/gguf_writer.h"
 #include "model/llama_config.h"
+#include "model/tensor_table.h"
 #include "ggml/quantize.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "tools/gguf_metadata.h"
@@ -42,34 +43,34 @@ float uniform_amplitude(double sigma) { return static_cast<float>(sigma * std::s
 
 // Scales chosen so that activations stay O(1) through any depth and the next token still depends
 // on the current one (so greedy output of a random model tends to wander rather than repeat):
-// unit-variance embeddings; input projections with variance 1/fan_in; residual projections
-// (attn_output, ffn_down) further scaled by 1/sqrt(2 * layers) so that the layers together add
-// about as much to the residual stream as the embedding; logits with a spread of about 3.
+// unit-variance embeddings; input projections with variance 1/fan_in; residual projections (the
+// column-split attn_output and ffn_down, whose partial sums ranks add) further scaled by
+// 1/sqrt(2 * layers) so that the layers together add about as much to the residual stream as the
+// embedding; logits with a spread of about 3. The tensors are the architecture's table's, in its
+// order; rope_freqs (no weights member) is written apart.
 std::vector<RandomTensor> plan_tensors(const ModelShape& s, const MakeOptions& o) {
-  const GgmlType m = o.matrix_type;
-  const uint64_t dim = s.dim, kv = s.kv_dim(), ffn = s.ffn_dim, vocab = s.n_vocab;
-  const double in_dim = 1.0 / std::sqrt(static_cast<double>(dim));
+  const LlamaConfig c = s.config();
+  const double in_dim = 1.0 / std::sqrt(static_cast<double>(s.dim));
   const double residual = 1.0 / std::sqrt(2.0 * s.n_layers);
   const float norm_noise = 0.1f;
 
   std::vector<RandomTensor> t;
-  t.push_back({"token_embd.weight", {dim, vocab}, m, 0.0f, uniform_amplitude(1.0)});
-  for (uint32_t l = 0; l < s.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    t.push_back({p + "attn_norm.weight", {dim}, GgmlType::F32, 1.0f, norm_noise});
-    t.push_back({p + "attn_q.weight", {dim, dim}, m, 0.0f, uniform_amplitude(in_dim)});
-    t.push_back({p + "attn_k.weight", {dim, kv}, m, 0.0f, uniform_amplitude(in_dim)});
-    t.push_back({p + "attn_v.weight", {dim, kv}, m, 0.0f, uniform_amplitude(in_dim)});
-    t.push_back({p + "attn_output.weight", {dim, dim}, m, 0.0f, uniform_amplitude(in_dim * residual)});
-    t.push_back({p + "ffn_norm.weight", {dim}, GgmlType::F32, 1.0f, norm_noise});
-    t.push_back({p + "ffn_gate.weight", {dim, ffn}, m, 0.0f, uniform_amplitude(in_dim)});
-    t.push_back({p + "ffn_up.weight", {dim, ffn}, m, 0.0f, uniform_amplitude(in_dim)});
-    t.push_back({p + "ffn_down.weight", {ffn, dim}, m, 0.0f,
-                 uniform_amplitude(residual / std::sqrt(static_cast<double>(ffn)))});
-  }
-  t.push_back({"output_norm.weight", {dim}, GgmlType::F32, 1.0f, norm_noise});
-  if (!o.tied_output) {
-    t.push_back({"output.weight", {dim, vocab}, o.output_type, 0.0f, uniform_amplitude(3.0 * in_dim)});
+  for (const TensorInstance& ti : model_tensors(c)) {
+    const TensorSpec& spec = *ti.spec;
+    if (std::holds_alternative<std::monostate>(spec.fills)) continue;
+    const bool output = spec.presence == Presence::ElseTokenEmbd;
+    if (output && o.tied_output) continue;
+    const std::vector<uint64_t> ne = spec.shape(c);
+    if (!spec.is_matrix()) {
+      t.push_back({ti.name, ne, GgmlType::F32, 1.0f, norm_noise});
+      continue;
+    }
+    const double fan_in = static_cast<double>(ne[0]);
+    double sigma = in_dim;                                        // input projections
+    if (spec.split.unit == Unit::None) sigma = 1.0;               // the embedding
+    else if (output) sigma = 3.0 * in_dim;                        // logits
+    else if (spec.split.axis == Axis::Cols) sigma = residual / std::sqrt(fan_in);
+    t.push_back({ti.name, ne, output ? o.output_type : o.matrix_type, 0.0f, uniform_amplitude(sigma)});
   }
   return t;
 }
@@ -159,21 +160,15 @@ void make_model(const MakeOptions& o, const std::string& out_path) {
     total += tensor_bytes(t.ne, t.type);
   }
 
-  w.open(out_path);
-  // From here on a failure would leave a partial file that looks like a model: remove it.
-  try {
-    Progress progress("writing " + out_path, total, o.progress);
-    if (!rope_factors.empty()) {
-      w.write_data(rope_factors.data(), rope_factors.size() * sizeof(float));
-      progress.add(rope_factors.size() * sizeof(float));
-    }
-    for (const RandomTensor& t : tensors) write_random_tensor(w, t, o.seed, progress);
-    w.close();
-    progress.finish();
-  } catch (...) {
-    std::remove(out_path.c_str());
-    throw;
+  w.open(out_path);  // a failure from here on leaves no file: the writer removes it
+  Progress progress("writing " + out_path, total, o.progress);
+  if (!rope_factors.empty()) {
+    w.write_data(rope_factors.data(), rope_factors.size() * sizeof(float));
+    progress.add(rope_factors.size() * sizeof(float));
   }
+  for (const RandomTensor& t : tensors) write_random_tensor(w, t, o.seed, progress);
+  w.close();
+  progress.finish();
 }
 
 }  // namespace r1pi

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/error.h"
+#include "model/tensor_table.h"
 #include "tools/model_maker.h"
 
 namespace r1pi {
@@ -19,6 +20,24 @@ std::string lower(std::string s) {
 constexpr uint32_t kMinByteVocab = 258;
 
 }  // namespace
+
+LlamaConfig ModelShape::config() const {
+  LlamaConfig c;
+  c.arch = &llama_architecture();
+  c.name = name;
+  c.n_ctx_train = n_ctx;
+  c.dim = dim;
+  c.n_layers = n_layers;
+  c.ffn_dim = ffn_dim;
+  c.n_heads = n_heads;
+  c.n_kv_heads = n_kv_heads;
+  c.head_dim = head_dim();
+  c.rope_dim = head_dim();
+  c.rms_eps = rms_eps;
+  c.rope_base = rope_base;
+  c.n_vocab = n_vocab;
+  return c;
+}
 
 ModelShape preset_shape(const std::string& preset) {
   ModelShape s;

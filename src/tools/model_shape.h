@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ggml/ggml_type.h"
+#include "model/llama_config.h"
 
 namespace r1pi {
 
@@ -34,6 +35,9 @@ struct ModelShape {
 
   uint32_t head_dim() const { return dim / n_heads; }
   uint32_t kv_dim() const { return n_kv_heads * head_dim(); }
+  // The configuration a file of this shape describes (architecture llama, rope over the whole
+  // head); what the model maker plans its tensors from.
+  LlamaConfig config() const;
 };
 
 // "tiny", "1B" or "8B" (case-insensitive); throws r1pi::Error naming the known presets.

@@ -3,7 +3,7 @@
 //   mpirun -np N mpi_teacher_forced MODEL [--tokens 128] [--chunk 32] [--threads 1]
 //                                         [--sync allgather|allreduce] [--min-agreement 0.99]
 //
-// Every rank loads its shard (the rule r1pi's jobs use, rank_shard) and runs LlamaForward over one
+// Every rank loads its shard (Shard::for_rank, as r1pi's jobs) and runs LlamaForward over one
 // fixed token sequence with LogitsFor::All, combining partial sums with r1pi's Q80Sync. Rank 0
 // gathers every rank's vocabulary rows (MPI_Gatherv) and compares them with the logits of the whole
 // model on one rank (NoSync), which it computes itself.
@@ -243,9 +243,7 @@ int run(int argc, char** argv, const MpiWorld& world) {
   std::optional<LoadedModel> shard;
   std::string error;
   try {
-    shard = load_model(args.model, [&](const GgufFile& f, const LlamaConfig& c) {
-      return rank_shard(f, c, rank, n_ranks);
-    });
+    shard = load_model(args.model, false, rank, n_ranks);
   } catch (const Error& e) {
     error = e.what();
   }

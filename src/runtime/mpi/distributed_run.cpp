@@ -23,12 +23,6 @@
 
 namespace r1pi {
 
-Shard rank_shard(const GgufFile& file, const LlamaConfig& config, int rank, int n_ranks) {
-  const GgufTensorInfo* down = file.find_tensor("blk.0.ffn_down.weight");
-  const uint32_t block = down ? uint32_t(ggml_block_elements(down->type)) : 32;
-  return Shard::for_rank(config, rank, n_ranks, block);
-}
-
 namespace {
 
 // Collective: true when every rank opened the same model file.
@@ -67,12 +61,9 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
   const auto start = std::chrono::steady_clock::now();
 
   // ---- every rank loads its shard; all agree that all succeeded ----
-  const RankShardRule rule = [&](const GgufFile& f, const LlamaConfig& c, int r) {
-    return rank_shard(f, c, r, n_ranks);
-  };
   std::optional<LoadedModel> loaded;
   if (o.weights_from_root) {
-    loaded = load_from_root(o.model_path, rule, world);
+    loaded = load_from_root(o.model_path, world);
     if (!loaded) return 1;
   } else {
     Fingerprint fingerprint{};
@@ -80,7 +71,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
     try {
       GgufFile file = GgufFile::open(o.model_path);
       fingerprint = model_fingerprint(file);
-      loaded = describe_model(file, [&](const GgufFile& f, const LlamaConfig& c) { return rule(f, c, rank); });
+      loaded = describe_model(file, rank, n_ranks);
       MappedSliceSource source(file);
       load_weights(*loaded, file, source, world.is_root());
     } catch (const Error& e) {

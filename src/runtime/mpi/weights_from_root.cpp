@@ -76,18 +76,14 @@ GgufFile share_header(const std::string& path, const MpiWorld& world) {
 
 }  // namespace
 
-std::optional<LoadedModel> load_from_root(const std::string& path, const RankShardRule& shard_for,
-                                          const MpiWorld& world) {
-  const ShardChooser mine = [&](const GgufFile& f, const LlamaConfig& c) {
-    return shard_for(f, c, world.rank());
-  };
+std::optional<LoadedModel> load_from_root(const std::string& path, const MpiWorld& world) {
   // ---- header and configuration on every rank; all agree before any weight moves ----
   std::optional<GgufFile> file;
   LoadedModel model;
   std::string error;
   try {
     file.emplace(share_header(path, world));
-    model = describe_model(*file, mine);
+    model = describe_model(*file, world.rank(), world.size());
   } catch (const Error& e) {
     error = e.what();
   }
@@ -102,7 +98,7 @@ std::optional<LoadedModel> load_from_root(const std::string& path, const RankSha
   MappedSliceSource mapped(*file);
   std::vector<uint8_t> buffer;
   for (int r = 1; r < world.size(); ++r)
-    for (const TensorSlice& s : plan_slices(*file, model.config, shard_for(*file, model.config, r))) {
+    for (const TensorSlice& s : plan_slices(*file, model.config, Shard::for_rank(model.config, r, world.size()))) {
       buffer.resize(s.bytes());
       mapped.read(s, buffer.data());
       send_bytes(buffer.data(), buffer.size(), r);

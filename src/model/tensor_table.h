@@ -1,0 +1,105 @@
+// An architecture's tensors, described once. For each tensor: its GGUF name, its shape in
+// configuration terms, how the ranks split it and the weights member it fills. Validation
+// (LlamaConfig::from_gguf), the slice plan (and so loading and --weights-from-root) and the model
+// maker all read this table; adding an architecture is a new table plus the lines of math that
+// differ.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "model/llama_weights.h"
+
+namespace r1pi {
+
+struct LlamaConfig;
+struct Shard;
+
+// A tensor dimension, in configuration terms.
+enum class Dim : uint8_t {
+  One,        // no second dimension: a vector
+  Embd,       // dim, the residual stream
+  QueryDim,   // n_heads * head_dim
+  KvDim,      // n_kv_heads * head_dim
+  Ffn,        // ffn_dim
+  Vocab,      // n_vocab
+  RopePairs,  // rope_dim / 2
+};
+
+// Tensor parallelism: a tensor is whole on every rank, or each rank holds a contiguous range of
+// one unit along its rows (GGUF ne[1], the outputs of y = W x) or its columns (ne[0], the inputs;
+// the ranks then add their partial sums).
+enum class Unit : uint8_t {
+  None,        // replicated
+  QueryHeads,  // the query heads of the rank's KV heads (head_dim each)
+  KvHeads,     // the rank's KV heads (head_dim each)
+  FfnUnits,    // the rank's FFN hidden units (whole blocks of every column-split FFN tensor)
+  VocabRows,   // the rank's vocabulary rows
+};
+enum class Axis : uint8_t { Rows, Cols };
+struct Split {
+  Axis axis;
+  Unit unit;
+};
+inline constexpr Split kReplicated{Axis::Rows, Unit::None};
+constexpr Split rows_by(Unit u) { return {Axis::Rows, u}; }
+constexpr Split cols_by(Unit u) { return {Axis::Cols, u}; }
+
+// Where a tensor's data goes: a member of the model's or of every layer's weights, or nowhere
+// (std::monostate: the configuration reads it, as rope_freqs).
+using WeightMember = std::variant<std::monostate, Matrix LlamaWeights::*,
+                                  std::vector<float> LlamaWeights::*, Matrix LayerWeights::*,
+                                  std::vector<float> LayerWeights::*>;
+
+enum class Presence : uint8_t {
+  Required,
+  Optional,       // absent: the configuration knows what to do (rope_freqs: no scaling table)
+  ElseTokenEmbd,  // absent: tied to token_embd.weight (output.weight)
+};
+
+struct TensorSpec {
+  std::string_view name;  // GGUF name; per-layer tensors get "blk.<layer>." in front
+  Dim ne0, ne1;           // GGUF shape: ne0 the row length, ne1 the rows (One: a vector)
+  Split split;
+  WeightMember fills;
+  Presence presence = Presence::Required;
+
+  bool per_layer() const {
+    return std::holds_alternative<Matrix LayerWeights::*>(fills) ||
+           std::holds_alternative<std::vector<float> LayerWeights::*>(fills);
+  }
+  bool is_matrix() const { return ne1 != Dim::One; }
+  std::string gguf_name(uint32_t layer) const;
+  // {ne0} for a vector, {ne0, ne1} for a matrix, in elements.
+  std::vector<uint64_t> shape(const LlamaConfig& config) const;
+};
+
+struct Architecture {
+  std::string_view name;                 // general.architecture
+  std::vector<TensorSpec> tensors;       // in the order the model maker writes them
+};
+
+const Architecture& llama_architecture();
+
+// One tensor of a model: a row of the table and, for per-layer rows, the layer.
+struct TensorInstance {
+  const TensorSpec* spec;
+  uint32_t layer;
+  std::string name;  // its GGUF name
+};
+// Every tensor of config's architecture in file order, as llama.cpp's converters write them:
+// the table's rows in order, each run of per-layer rows repeated layer by layer.
+std::vector<TensorInstance> model_tensors(const LlamaConfig& config);
+
+// Elements of a dimension for this configuration.
+uint64_t dim_size(const LlamaConfig& config, Dim dim);
+
+// [begin, end) in elements along the split axis that shard holds of a tensor split by unit.
+struct ElementRange {
+  int64_t begin = 0, end = 0;
+};
+ElementRange unit_elements(const LlamaConfig& config, const Shard& shard, Unit unit);
+
+}  // namespace r1pi
