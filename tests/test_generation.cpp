@@ -6,7 +6,6 @@
 #include <cstring>
 #include <fstream>
 #include <regex>
-#include <unistd.h>
 
 #include "common/error.h"
 #include "common/token_hash.h"
@@ -21,16 +20,7 @@ namespace r1pi {
 namespace {
 
 const std::string& tiny_model() {
-  static const std::string path = [] {
-    // ctest runs every test in its own process, in parallel: each process makes its own copy.
-    std::string p = test::scratch_dir("generation-" + std::to_string(getpid())) + "/tiny.gguf";
-    MakeOptions o;
-    o.preset = "tiny";
-    o.seed = 7;
-    o.progress = false;
-    make_model(o, p);
-    return p;
-  }();
+  static const std::string path = test::make_model_file("generation", {.preset = "tiny", .seed = 7});
   return path;
 }
 

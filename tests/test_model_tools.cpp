@@ -23,6 +23,7 @@
 namespace r1pi {
 namespace {
 
+using test::error_of;
 using test::scratch_dir;
 
 std::string read_bytes(const std::string& path) {
@@ -46,16 +47,6 @@ std::pair<double, double> row_stats(const GgufFile& f, const std::string& name, 
   const double mean = sum / n;
   for (float v : x) sq += (v - mean) * (v - mean);
   return {mean, std::sqrt(sq / n)};
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // ---------------------------------------------------------------- make_model

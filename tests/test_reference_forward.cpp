@@ -135,11 +135,7 @@ const std::string& model_path(const ModelSpec& spec) {
   static std::map<std::string, std::string> made;
   auto it = made.find(spec.name);
   if (it != made.end()) return it->second;
-  // One folder per test: ctest runs the tests of this file as parallel processes.
-  const std::string test_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const std::string path = test::scratch_dir("reference_forward_" + test_name + "_" + spec.name) + "/model.gguf";
-  make_model(spec.options, path);
-  return made[spec.name] = path;
+  return made[spec.name] = test::make_model_file("reference_forward_" + spec.name, spec.options);
 }
 
 struct Loaded {
@@ -167,17 +163,8 @@ std::vector<int32_t> random_tokens(int n, uint32_t n_vocab, uint64_t seed) {
 
 // r1pi's logits for all tokens, fed in chunks of `chunk` tokens (T: one batch; 1: token by token).
 std::vector<float> r1pi_logits(const LoadedModel& m, const std::vector<int32_t>& tokens, int chunk) {
-  NoSync sync;
-  const int T = int(tokens.size());
-  LlamaForward f(m.config, m.weights, m.shard, T, pool(), sync);
-  std::vector<float> out;
-  for (int pos = 0; pos < T; pos += chunk) {
-    const int n = std::min(chunk, T - pos);
-    const std::vector<float>& lg = f.forward(tokens.data() + pos, n, pos,
-                                                n == 1 ? LogitsFor::Last : LogitsFor::All);
-    EXPECT_EQ(lg.size(), size_t(n) * m.config.n_vocab);
-    out.insert(out.end(), lg.begin(), lg.end());
-  }
+  std::vector<float> out = test::chunked_logits(m, tokens, chunk, pool());
+  EXPECT_EQ(out.size(), tokens.size() * m.config.n_vocab);
   return out;
 }
 

@@ -5,6 +5,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "layers/llama_forward.h"
+#include "layers/shard_sync.h"
+#include "model/model_loader.h"
+#include "tools/model_maker.h"
 
 namespace r1pi::test {
 
@@ -34,6 +41,37 @@ CommandResult run_command(const std::string& command_line) {
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
   return result;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string make_model_file(const std::string& name, MakeOptions options) {
+  const std::string path = scratch_dir(name + "-" + std::to_string(getpid())) + "/model.gguf";
+  options.progress = false;
+  make_model(options, path);
+  return path;
+}
+
+std::vector<float> chunked_logits(const LoadedModel& m, const std::vector<int32_t>& tokens,
+                                  int chunk, ThreadPool& pool) {
+  NoSync sync;
+  const int T = int(tokens.size());
+  LlamaForward f(m.config, m.weights, m.shard, T, pool, sync);
+  std::vector<float> out;
+  for (int pos = 0; pos < T; pos += chunk) {
+    const int n = std::min(chunk, T - pos);
+    const std::vector<float>& lg = f.forward(tokens.data() + pos, n, pos,
+                                             n == 1 ? LogitsFor::Last : LogitsFor::All);
+    out.insert(out.end(), lg.begin(), lg.end());
+  }
+  return out;
 }
 
 }  // namespace r1pi::test

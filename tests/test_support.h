@@ -3,7 +3,15 @@
 #pragma once
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
+
+namespace r1pi {
+struct LoadedModel;
+struct MakeOptions;
+class ThreadPool;
+}  // namespace r1pi
 
 namespace r1pi::test {
 
@@ -24,5 +32,17 @@ struct CommandResult {
 };
 // Runs a shell command line and collects what it prints.
 CommandResult run_command(const std::string& command_line);
+
+// The message of the r1pi::Error that f throws; "(no error)" when it returns.
+std::string error_of(const std::function<void()>& f);
+
+// Writes a random-weight model (r1pi::make_model, no progress line) to a folder of this process's
+// own (ctest runs tests as parallel processes) and returns its path.
+std::string make_model_file(const std::string& name, MakeOptions options);
+
+// One rank's logits for every token, fed in chunks of `chunk` tokens (the whole sequence in one
+// batch, one by one, or anything between).
+std::vector<float> chunked_logits(const LoadedModel& model, const std::vector<int32_t>& tokens,
+                                  int chunk, ThreadPool& pool);
 
 }  // namespace r1pi::test

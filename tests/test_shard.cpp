@@ -1,0 +1,185 @@
+// Tensor parallelism without MPI: the shard each rank of n computes from the configuration, the
+// slices the tensor table gives it, and the weights those slices fill. Every rank count the
+// runtime accepts must split each tensor into disjoint parts that cover it exactly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "model/llama_config.h"
+#include "model/model_loader.h"
+#include "model/shard.h"
+#include "model/tensor_table.h"
+#include "model/weight_slices.h"
+#include "test_support.h"
+#include "tools/model_maker.h"
+#include "tools/model_shape.h"
+
+namespace r1pi {
+namespace {
+
+using test::error_of;
+
+// DeepSeek-R1-Distill-Llama-8B's shape, Q4_0 ffn_down.
+LlamaConfig flagship() {
+  LlamaConfig c = preset_shape("8B").config();
+  c.ffn_block = 32;
+  return c;
+}
+
+TEST(Shard, RanksTileEveryRangeEvenly) {
+  const LlamaConfig c = flagship();
+  for (int n = 1; n <= int(c.n_kv_heads); ++n) {
+    std::vector<Shard> shards;
+    for (int r = 0; r < n; ++r) shards.push_back(Shard::for_rank(c, r, n));
+    auto check = [&](Range Shard::*range, uint32_t total, uint32_t unit, const char* what) {
+      uint32_t next = 0, smallest = total, largest = 0;
+      for (const Shard& s : shards) {
+        const Range part = s.*range;
+        EXPECT_EQ(part.begin, next) << what << " n=" << n;  // contiguous, in rank order
+        EXPECT_EQ(part.size() % unit, 0u) << what << " n=" << n;
+        smallest = std::min(smallest, part.size());
+        largest = std::max(largest, part.size());
+        next = part.end;
+      }
+      EXPECT_EQ(next, total) << what << " n=" << n;
+      EXPECT_LE(largest - smallest, unit) << what << " n=" << n;  // balanced to one unit
+    };
+    check(&Shard::kv_heads, c.n_kv_heads, 1, "kv heads");
+    check(&Shard::ffn, c.ffn_dim, c.ffn_block, "ffn");
+    check(&Shard::vocab, c.n_vocab, 1, "vocab");
+  }
+}
+
+TEST(Shard, RefusesCountsThatDoNotSplit) {
+  LlamaConfig c = flagship();
+  EXPECT_NE(error_of([&] { Shard::for_rank(c, 0, 9); }).find("it has only 8 KV heads"), std::string::npos);
+  EXPECT_NE(error_of([&] { Shard::for_rank(c, 3, 3); }).find("rank 3 of 3 is not valid"), std::string::npos);
+  c.ffn_dim = 512;
+  c.ffn_block = 256;  // two blocks
+  EXPECT_EQ(error_of([&] { Shard::for_rank(c, 1, 2); }), "(no error)");
+  EXPECT_NE(error_of([&] { Shard::for_rank(c, 0, 3); }).find("in blocks of 256"), std::string::npos);
+}
+
+// ---- slices of a real file --------------------------------------------------------------------
+
+// 3 layers, 8/4 heads, Q4_0 matrices and a Q4_0 output: 4 ranks split every tensor.
+const std::string& model_file() {
+  static const std::string path = test::make_model_file(
+      "shard", {.preset = "tiny", .n_layers = 3, .output_type = GgmlType::Q4_0});
+  return path;
+}
+
+TEST(SlicePlan, RanksPartitionEveryTensor) {
+  const GgufFile file = GgufFile::open(model_file());
+  const LlamaConfig c = LlamaConfig::from_gguf(file);
+  size_t weights = 0;  // tensors the table loads (rope_freqs goes to the configuration)
+  for (const TensorInstance& t : model_tensors(c))
+    if (!std::holds_alternative<std::monostate>(t.spec->fills)) ++weights;
+
+  for (int n = 1; n <= int(c.n_kv_heads); ++n) {
+    std::map<std::string, std::vector<TensorSlice>> by_tensor;  // rank order
+    for (int r = 0; r < n; ++r) {
+      const std::vector<TensorSlice> slices = plan_slices(file, c, Shard::for_rank(c, r, n));
+      ASSERT_EQ(slices.size(), weights) << "n=" << n;
+      for (const TensorSlice& s : slices) by_tensor[s.tensor->name].push_back(s);
+    }
+    ASSERT_EQ(by_tensor.size(), weights);
+    for (const auto& [name, slices] : by_tensor) {
+      ASSERT_EQ(slices.size(), size_t(n)) << name;
+      const Split split = slices[0].spec->split;
+      const GgufTensorInfo& info = *slices[0].tensor;
+      const int64_t rows = int64_t(info.rows()), cols = int64_t(info.ne[0]);
+      int64_t next = 0;
+      for (const TensorSlice& s : slices) {
+        if (split.unit == Unit::None) {  // whole on every rank
+          EXPECT_TRUE(s.row_begin == 0 && s.row_end == rows && s.col_begin == 0 && s.col_end == cols) << name;
+        } else if (split.axis == Axis::Rows) {
+          EXPECT_TRUE(s.col_begin == 0 && s.col_end == cols) << name;
+          EXPECT_EQ(s.row_begin, next) << name << " n=" << n;
+          EXPECT_LT(s.row_begin, s.row_end) << name << " n=" << n;
+          next = s.row_end;
+        } else {
+          EXPECT_TRUE(s.row_begin == 0 && s.row_end == rows) << name;
+          EXPECT_EQ(s.col_begin, next) << name << " n=" << n;
+          EXPECT_LT(s.col_begin, s.col_end) << name << " n=" << n;
+          next = s.col_end;
+        }
+      }
+      if (split.unit != Unit::None) EXPECT_EQ(next, split.axis == Axis::Rows ? rows : cols) << name;
+    }
+  }
+}
+
+// Every member of the weights is filled by its row of the table, whatever the rank count.
+TEST(SlicePlan, FillsEveryWeight) {
+  for (int n : {1, 3}) {
+    for (int r = 0; r < n; ++r) {
+      const LoadedModel m = load_model(model_file(), false, r, n);
+      auto filled = [](const Matrix& w) { return w.data != nullptr && w.rows > 0 && w.cols > 0; };
+      EXPECT_TRUE(filled(m.weights.token_embd));
+      EXPECT_TRUE(filled(m.weights.output));
+      EXPECT_EQ(m.weights.output.rows, int64_t(m.shard.vocab.size()));
+      EXPECT_EQ(m.weights.output_norm.size(), m.config.dim);
+      ASSERT_EQ(m.weights.layers.size(), m.config.n_layers);
+      for (const LayerWeights& L : m.weights.layers) {
+        for (const Matrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w1, &L.w2, &L.w3})
+          EXPECT_TRUE(filled(*w)) << "rank " << r << " of " << n;
+        EXPECT_EQ(L.attn_norm.size(), m.config.dim);
+        EXPECT_EQ(L.ffn_norm.size(), m.config.dim);
+        EXPECT_EQ(L.w2.cols, int64_t(m.shard.ffn.size()));
+        EXPECT_EQ(L.w1.rows, int64_t(m.shard.ffn.size()));
+      }
+    }
+  }
+}
+
+// ---- the FFN block is every layer's ------------------------------------------------------------
+
+// A zero-weight F32 model of the table's tensors, with ffn_down of one layer in another type.
+std::string write_model(const std::string& name, uint32_t odd_layer, GgmlType odd_type) {
+  const LlamaConfig c = ModelShape{.dim = 64, .n_layers = 2, .n_heads = 2, .n_kv_heads = 2,
+                                   .ffn_dim = 256, .n_vocab = 8}.config();
+  GgufWriter w;
+  w.add("general.architecture", GgufValue::string("llama"));
+  w.add("llama.context_length", GgufValue::u32(64));
+  w.add("llama.embedding_length", GgufValue::u32(c.dim));
+  w.add("llama.block_count", GgufValue::u32(c.n_layers));
+  w.add("llama.feed_forward_length", GgufValue::u32(c.ffn_dim));
+  w.add("llama.attention.head_count", GgufValue::u32(c.n_heads));
+  w.add("llama.vocab_size", GgufValue::u32(c.n_vocab));
+  uint64_t bytes = 0;
+  for (const TensorInstance& t : model_tensors(c)) {
+    if (t.spec->presence == Presence::Optional) continue;
+    const bool odd = t.name == "blk." + std::to_string(odd_layer) + ".ffn_down.weight";
+    const GgmlType type = odd ? odd_type : GgmlType::F32;
+    const std::vector<uint64_t> ne = t.spec->shape(c);
+    w.add_tensor(t.name, ne, type);
+    bytes += (ne.size() > 1 ? ne[1] : 1) * ggml_row_bytes(type, ne[0]);
+  }
+  const std::string path = test::scratch_dir("shard_ffn_block_" + name) + "/m.gguf";
+  w.open(path);
+  const std::vector<char> zeros(bytes);  // every size is a multiple of the 32-byte alignment
+  w.write_data(zeros.data(), zeros.size());
+  w.close();
+  return path;
+}
+
+TEST(Shard, FfnBlockComesFromEveryLayer) {
+  const GgufFile plain = GgufFile::open(write_model("f32", 1, GgmlType::F32));
+  EXPECT_EQ(LlamaConfig::from_gguf(plain).ffn_block, 1u);
+  // Only the last layer's ffn_down is Q6_K: its 256-element blocks decide how the FFN splits.
+  const GgufFile mixed = GgufFile::open(write_model("q6_k", 1, GgmlType::Q6_K));
+  const LlamaConfig c = LlamaConfig::from_gguf(mixed);
+  EXPECT_EQ(c.ffn_block, 256u);
+  EXPECT_EQ(Shard::for_rank(c, 0, 1).ffn.size(), 256u);
+  EXPECT_NE(error_of([&] { Shard::for_rank(c, 0, 2); }).find("in blocks of 256"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace r1pi
