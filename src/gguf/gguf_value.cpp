@@ -8,46 +8,14 @@
 
 namespace r1pi {
 
-GgufValue GgufValue::u32(uint32_t v) {
-  GgufValue value;
-  value.type = GgufValueType::UINT32;
-  value.u = v;
-  return value;
-}
-
-GgufValue GgufValue::i32(int32_t v) {
-  GgufValue value;
-  value.type = GgufValueType::INT32;
-  value.i = v;
-  return value;
-}
-
-GgufValue GgufValue::u64(uint64_t v) {
-  GgufValue value;
-  value.type = GgufValueType::UINT64;
-  value.u = v;
-  return value;
-}
-
-GgufValue GgufValue::f32(float v) {
-  GgufValue value;
-  value.type = GgufValueType::FLOAT32;
-  value.f = v;
-  return value;
-}
-
-GgufValue GgufValue::boolean(bool v) {
-  GgufValue value;
-  value.type = GgufValueType::BOOL;
-  value.u = v ? 1 : 0;
-  return value;
-}
+GgufValue GgufValue::u32(uint32_t v) { return {.type = GgufValueType::UINT32, .u = v}; }
+GgufValue GgufValue::i32(int32_t v) { return {.type = GgufValueType::INT32, .i = v}; }
+GgufValue GgufValue::u64(uint64_t v) { return {.type = GgufValueType::UINT64, .u = v}; }
+GgufValue GgufValue::f32(float v) { return {.type = GgufValueType::FLOAT32, .f = v}; }
+GgufValue GgufValue::boolean(bool v) { return {.type = GgufValueType::BOOL, .u = v ? 1u : 0u}; }
 
 GgufValue GgufValue::string(std::string v) {
-  GgufValue value;
-  value.type = GgufValueType::STRING;
-  value.s = std::move(v);
-  return value;
+  return {.type = GgufValueType::STRING, .s = std::move(v)};
 }
 
 namespace {

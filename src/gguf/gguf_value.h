@@ -18,9 +18,9 @@ struct GgufValue {
   uint64_t u = 0;
   int64_t i = 0;
   double f = 0;
-  std::string s;
+  std::string s{};
   GgufValueType array_type = GgufValueType::UINT8;
-  std::vector<GgufValue> array;
+  std::vector<GgufValue> array{};
 
   static GgufValue u32(uint32_t v);
   static GgufValue i32(int32_t v);

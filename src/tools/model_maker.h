@@ -10,12 +10,12 @@ namespace r1pi {
 
 struct MakeOptions {
   std::string preset = "tiny";       // "tiny", "1B", "8B" (explicit fields below override)
-  std::optional<uint32_t> dim, n_layers, n_heads, n_kv_heads, ffn_dim, n_vocab, n_ctx;
+  std::optional<uint32_t> dim{}, n_layers{}, n_heads{}, n_kv_heads{}, ffn_dim{}, n_vocab{}, n_ctx{};
   uint64_t seed = 1;
   GgmlType matrix_type = GgmlType::Q4_0;   // attention/FFN/embedding matrices
   GgmlType output_type = GgmlType::Q6_K;   // output.weight: Q6_K (as llama.cpp's Q4_0 files) or Q4_0
   bool tied_output = false;                // omit output.weight
-  std::string tokenizer_json;              // HF tokenizer.json; empty: built-in byte vocabulary
+  std::string tokenizer_json{};            // HF tokenizer.json; empty: built-in byte vocabulary
   bool deepseek_specials = false;          // name specials as DeepSeek-R1-Distill does
   bool progress = true;                    // progress on stderr when it is a terminal
 };

@@ -20,7 +20,7 @@ struct Llama3RopeScaling {
 };
 
 struct ModelShape {
-  std::string name;        // general.name
+  std::string name{};      // general.name
   uint32_t dim = 0;
   uint32_t n_layers = 0;
   uint32_t n_heads = 0;
@@ -31,7 +31,7 @@ struct ModelShape {
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
   bool rope_scaled = false;  // write rope_freqs.weight from rope_scaling
-  Llama3RopeScaling rope_scaling;
+  Llama3RopeScaling rope_scaling{};
 
   uint32_t head_dim() const { return dim / n_heads; }
   uint32_t kv_dim() const { return n_kv_heads * head_dim(); }
