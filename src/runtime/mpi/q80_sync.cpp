@@ -56,7 +56,7 @@ Q80Sync::~Q80Sync() = default;
 void Q80Sync::reduce_sum(float* x, int B, int64_t n) {
   const auto start = std::chrono::steady_clock::now();
   if (n % QK8_0 != 0) throw Error("sync: row length " + std::to_string(n) + " is not whole Q80 blocks");
-  const Kernels& k = kernels();
+  const Kernels& kern = kernels();
   const int64_t blocks = int64_t(B) * (n / QK8_0);
   const int64_t bytes = blocks * int64_t(sizeof(block_q8_0));
   all_.resize(size_t(blocks) * size_t(n_ranks_));
@@ -64,7 +64,7 @@ void Q80Sync::reduce_sum(float* x, int B, int64_t n) {
   // ---- this rank's partial rows as Q80 ----
   block_q8_0* mine = method_ == SyncMethod::Allreduce ? all_.data() + rank_ * blocks
                                                      : (mine_.resize(size_t(blocks)), mine_.data());
-  for (int b = 0; b < B; ++b) k.quantize_row_q8_0(x + b * n, mine + b * (n / QK8_0), n);
+  for (int b = 0; b < B; ++b) kern.quantize_row_q8_0(x + b * n, mine + b * (n / QK8_0), n);
 
   // ---- every rank's partials to every rank ----
   if (method_ == SyncMethod::Allreduce) {
