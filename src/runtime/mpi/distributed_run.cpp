@@ -119,7 +119,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
   ThreadPool& pool = *pool_holder;
   Q80Sync& sync = *sync_holder;
   LlamaForward& forward = *forward_holder;
-  const RankOptions rank_options{o.check_hidden, o.timings, o.timings_all};
+  const RankOptions rank_options{o.check_ranks, o.timings, o.timings_all};
 
   if (!world.is_root()) {
     const int status = run_worker(forward, sync, world, rank_options);
@@ -146,7 +146,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
   std::fprintf(stderr, "sync: %s of Q80 partial sums, %d calls, %.3f ms per call, %.1f kB sent per call\n",
                o.sync.c_str(), s.calls, s.calls ? 1e3 * s.seconds / s.calls : 0.0,
                s.calls ? s.sent / 1e3 / s.calls : 0.0);
-  if (o.check_hidden)
+  if (o.check_ranks)
     std::fprintf(stderr, "ranks: hidden states identical after every layer on all %d ranks (%d forwards)\n",
                  n_ranks, source.checked_forwards());
   report_ranks(world, model, forward.kv_cache_bytes());

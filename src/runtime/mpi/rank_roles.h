@@ -15,7 +15,7 @@
 namespace r1pi {
 
 struct RankOptions {
-  bool check_hidden = false;  // compare every layer's hidden state across ranks after each forward
+  bool check_ranks = false;   // compare every layer's hidden state across ranks after each forward
   bool timings = false;       // per-token Pred/Sync lines on rank 0
   bool timings_all = false;   // the same from every rank
 };
@@ -26,7 +26,7 @@ class RankMonitor {
   RankMonitor(LlamaForward& model, Q80Sync& sync, const MpiWorld& world, const RankOptions& options);
   void begin();
   // After the forward (and the token choice): prints timings, compares hidden states (a
-  // collective when check_hidden is on: every rank calls it after every forward).
+  // collective when check_ranks is on: every rank calls it after every forward).
   void end(int B, double extra_sync_seconds);
   int checked_forwards() const { return checked_; }
 
@@ -45,7 +45,7 @@ class RootTokenSource final : public TokenSource {
   RootTokenSource(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
                   const RankOptions& options);
   int n_ctx() const override { return model_.n_ctx(); }
-  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* pick) override;
+  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override;
   // Sends the other ranks out of their loop; status 1 tells them rank 0 failed.
   void stop(uint16_t status);
   int checked_forwards() const { return monitor_.checked_forwards(); }
