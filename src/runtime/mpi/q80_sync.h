@@ -43,7 +43,6 @@ class Q80Sync final : public ShardSync {
   ~Q80Sync() override;
   void reduce_sum(float* x, int B, int64_t n) override;
   const SyncStats& stats() const { return stats_; }
-  void reset_stats() { stats_ = {}; }
 
  private:
   SyncMethod method_;
