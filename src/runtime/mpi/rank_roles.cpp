@@ -82,7 +82,7 @@ uint64_t fnv1a64(uint64_t h, const void* data, size_t n) {
 
 // ---- RankMonitor ----
 
-RankMonitor::RankMonitor(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
+RankMonitor::RankMonitor(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world,
                          const RankOptions& options)
     : sync_(sync), world_(world), options_(options) {
   if (options_.check_ranks)
@@ -123,7 +123,7 @@ void RankMonitor::end(int B, double extra_sync_seconds) {
 
 // ---- rank 0 ----
 
-RootTokenSource::RootTokenSource(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
+RootTokenSource::RootTokenSource(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world,
                                  const RankOptions& options)
     : model_(model), world_(world), monitor_(model, sync, world, options) {}
 
@@ -164,7 +164,7 @@ void RootTokenSource::stop(uint16_t status) {
 
 // ---- the other ranks ----
 
-int run_worker(LlamaForward& model, Q80Sync& sync, const MpiWorld& world, const RankOptions& options) {
+int run_worker(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options) {
   RankMonitor monitor(model, sync, world, options);
   std::vector<int32_t> extra, tokens;
   for (;;) {
