@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "runtime/run_options.h"
-#include "runtime/session.h"
+#include "runtime/run_steps.h"
 #ifdef R1PI_HAVE_MPI
 #include "runtime/mpi/distributed_run.h"
 #include "runtime/mpi/mpi_world.h"

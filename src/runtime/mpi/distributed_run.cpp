@@ -18,7 +18,7 @@
 #include "runtime/mpi/rank_agreement.h"
 #include "runtime/mpi/rank_roles.h"
 #include "runtime/mpi/weights_from_root.h"
-#include "runtime/session.h"
+#include "runtime/run_steps.h"
 #include "common/thread_pool.h"
 
 namespace r1pi {
