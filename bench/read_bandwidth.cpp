@@ -1,7 +1,7 @@
 // Memory read bandwidth as r1pi's threads see it: the whole of a >= 1 GiB anonymous buffer (huge
 // pages where the kernel gives them) summed with AVX2 (x86) or NEON (ARM) loads, with 1 and 2
 // threads by default. One line per thread count, easy to parse:
-//   read_bandwidth threads=2 bytes=1073741824 loads=avx2 best_GBps=31.9 median_GBps=31.2
+//   read_bandwidth threads=2 bytes=1073741824 loads=avx2 best_GBps=<x> median_GBps=<y>
 // Usage: read_bandwidth [--gib G] [--threads 1,2,...] [--reps N]
 #include <algorithm>
 #include <cstdio>

@@ -10,7 +10,7 @@
 #      run r1pi at that nice level, for a shared, busy machine).
 # Output: one line per run, then a table (median and best of the runs; on a shared machine the best
 # run is the one least disturbed). Pred and Sync are rank 0's per-token means over the
-# decode forwards ("1 tokens:" lines of --timings); Sent is the Q80 sync payload per token per rank
+# decode forwards ("1 tokens:" lines of --timings); Sent is the Q8_0 sync payload per token per rank
 # (the control broadcast, ~100 B, and the token pick, 8 B per rank, come on top).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -2,13 +2,13 @@
 //
 //   mpirun -np P sync_bench [--iters N] [--warmup W] [--dims 2048,4096] [--iface eth0] [--label X]
 //
-// For each dim (one Q80 row is dim/32 blocks of 34 bytes: 2176 B at 2048, 4352 B at 4096; B = 1):
-//   ag-q80       MPI_Allgather of this rank's Q80 row (q80_sync.cpp's allgather)
-//   ar-or-q80    MPI_Allreduce in place over P rank slots of Q80 blocks with the bytewise-OR op
-//                (q80_sync.cpp's allreduce)
+// For each dim (one Q8_0 row is dim/32 blocks of 34 bytes: 2176 B at 2048, 4352 B at 4096; B = 1):
+//   ag-q8_0      MPI_Allgather of this rank's Q8_0 row (q8_0_sync.cpp's allgather)
+//   ar-or-q8_0   MPI_Allreduce in place over P rank slots of Q8_0 blocks with the bytewise-OR op
+//                (q8_0_sync.cpp's allreduce)
 //   ar-f32       MPI_Allreduce of dim floats, MPI_SUM (what an unquantised sync would send)
-//   sync-ag      Q80Sync::reduce_sum, --sync allgather: quantise + MPI + dequantise-and-add
-//   sync-ar      Q80Sync::reduce_sum, --sync allreduce
+//   sync-ag      Q8_0Sync::reduce_sum, --sync allgather: quantise + MPI + dequantise-and-add
+//   sync-ar      Q8_0Sync::reduce_sum, --sync allreduce
 // Every iteration: MPI_Barrier, then each op is timed on every rank; an iteration's latency is
 // the max over ranks. Ops are interleaved per iteration (fair under drifting load). The results
 // are checked once. Bytes: "payload" is what the runtime's SyncStats counts per rank (the row to
@@ -27,14 +27,14 @@
 #include <vector>
 
 #include "ggml/quant_blocks.h"
-#include "runtime/mpi/q80_sync.h"
+#include "runtime/mpi/q8_0_sync.h"
 
 using namespace r1pi;
 
 namespace {
 
-enum Op { AG_Q80, AR_OR_Q80, AR_F32, SYNC_AG, SYNC_AR, N_OPS };
-const char* const kOpName[N_OPS] = {"ag-q80", "ar-or-q80", "ar-f32", "sync-ag", "sync-ar"};
+enum Op { AG_Q8_0, AR_OR_Q8_0, AR_F32, SYNC_AG, SYNC_AR, N_OPS };
+const char* const kOpName[N_OPS] = {"ag-q8_0", "ar-or-q8_0", "ar-f32", "sync-ag", "sync-ar"};
 
 // tx_bytes of one interface in this process's network namespace (-1: not found).
 long long tx_bytes(const std::string& iface) {
@@ -58,7 +58,7 @@ struct Buffers {
   int rank, P, dim, blocks;
   std::vector<block_q8_0> row, gathered, slots;
   std::vector<float> fin, fout, x;
-  Q80Sync sync_ag, sync_ar;
+  Q8_0Sync sync_ag, sync_ar;
   MPI_Op or_op;
 
   Buffers(int rank_, int P_, int dim_, MPI_Op op)
@@ -77,13 +77,14 @@ struct Buffers {
 
   void run(Op op) {
     switch (op) {
-      case AG_Q80:
-        MPI_Allgather(row.data(), blocks, q80_datatype(), gathered.data(), blocks, q80_datatype(), MPI_COMM_WORLD);
+      case AG_Q8_0:
+        MPI_Allgather(row.data(), blocks, q8_0_datatype(), gathered.data(), blocks, q8_0_datatype(),
+                      MPI_COMM_WORLD);
         break;
-      case AR_OR_Q80:  // as q80_sync.cpp: own slot filled, the others zero, merged in place
+      case AR_OR_Q8_0:  // as q8_0_sync.cpp: own slot filled, the others zero, merged in place
         std::memset(slots.data(), 0, slots.size() * sizeof(block_q8_0));
         std::memcpy(slots.data() + size_t(rank) * blocks, row.data(), row.size() * sizeof(block_q8_0));
-        MPI_Allreduce(MPI_IN_PLACE, slots.data(), blocks * P, q80_datatype(), or_op, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, slots.data(), blocks * P, q8_0_datatype(), or_op, MPI_COMM_WORLD);
         break;
       case AR_F32:
         MPI_Allreduce(fin.data(), fout.data(), dim, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -111,8 +112,8 @@ struct Buffers {
       return true;
     };
     switch (op) {
-      case AG_Q80: return pattern_ok(gathered);
-      case AR_OR_Q80: return pattern_ok(slots);
+      case AG_Q8_0: return pattern_ok(gathered);
+      case AR_OR_Q8_0: return pattern_ok(slots);
       case AR_F32:
         for (int i = 0; i < dim; ++i) {
           float e = 0;
@@ -164,7 +165,7 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  MPI_Op or_op = q80_slot_merge_op();
+  MPI_Op or_op = q8_0_slot_merge_op();
   char host[MPI_MAX_PROCESSOR_NAME];
   int host_len = 0;
   MPI_Get_processor_name(host, &host_len);
@@ -195,7 +196,7 @@ int main(int argc, char** argv) {
           if (!buf.check(Op(op), r)) bad[op] = 1;
         }
       }
-    // The two Q80Sync methods must give the same bits, on every rank.
+    // The two Q8_0Sync methods must give the same bits, on every rank.
     if (sync_results[0] != sync_results[1]) bad[SYNC_AG] = bad[SYNC_AR] = 1;
     uint64_t h = 1469598103934665603ull;
     for (float f : sync_results[0]) {

@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "runtime/run_options.h"
-#include "runtime/session.h"
+#include "runtime/run_steps.h"
 #ifdef R1PI_HAVE_MPI
 #include "runtime/mpi/distributed_run.h"
 #include "runtime/mpi/mpi_world.h"
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"allgather", "allreduce"}))->group(mpi);
   app.add_flag("--weights-from-root", o.weights_from_root,
                "rank 0 reads the model and sends every rank its slices")->group(mpi);
-  app.add_flag("--check-ranks", o.check_hidden,
+  app.add_flag("--check-ranks", o.check_ranks,
                "compare every layer's hidden state across ranks after each forward")->group(mpi);
   app.add_flag("--timings", o.timings, "per-token Pred/Sync times and bytes (rank 0)")->group(mpi);
   app.add_flag("--timings-all", o.timings_all, "per-token times from every rank")->group(mpi);

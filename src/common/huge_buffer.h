@@ -1,8 +1,7 @@
 // Anonymous memory for large read-mostly data (the weights): one mapping, with transparent huge
 // pages asked for. Decode streams every weight byte per token; with 4 KiB pages that means a TLB
-// miss every 4 KiB, and on the 2-core x86 test machine the read bandwidth of AVX2 loads drops from
-// ~35 to ~24 GB/s at 2 threads (bench/bench_kernels, same run). Where THP is off or "never", the
-// memory is simply ordinary pages.
+// miss every 4 KiB, which costs a large part of the read bandwidth (measured: bench/README.md).
+// Where THP is off or "never", the memory is simply ordinary pages.
 #pragma once
 #include <cstddef>
 #include <cstdint>

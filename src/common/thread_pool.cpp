@@ -50,8 +50,8 @@ ThreadPool::~ThreadPool() {
 
 // Guided: each grab takes half of an even share of what is left (never less than job_chunk_), so
 // the first chunks are long and the last ones short: a thread that finishes early waits at most
-// one short chunk for the others. (8B decode at 2 threads, same-run averages of three: 6.53 tok/s
-// with fixed chunks of n/16, 6.82 guided with chunks down to n/64.)
+// one short chunk for the others; with fixed chunks it could wait for a whole long one (decode
+// measured both ways: bench/README.md).
 void ThreadPool::run_chunks() {
   for (;;) {
     int64_t begin = next_.load(std::memory_order_relaxed), size;

@@ -11,7 +11,7 @@ namespace r1pi {
 
 void attention(const float* q, KvCache& cache, int layer, int pos0, int B,
                const AttentionShape& shape, float* out, ThreadPool& pool) {
-  const Kernels& k = kernels();
+  const Kernels& kern = kernels();
   const int hd = shape.head_dim;
   const int group = shape.n_q_heads / shape.n_kv_heads;
   const int q_dim = shape.n_q_heads * hd;
@@ -25,12 +25,12 @@ void attention(const float* q, KvCache& cache, int layer, int pos0, int B,
       scores.resize(size_t(pos) + 1);
       // ---- scores = q . k / sqrt(head_dim), softmax over positions 0..pos ----
       for (int t = 0; t <= pos; ++t)
-        scores[t] = k.vec_dot_f32(hd, qh, cache.key(layer, kvh, t)) * scale;
-      k.softmax(scores.data(), pos + 1);
+        scores[t] = kern.vec_dot_f32(hd, qh, cache.key(layer, kvh, t)) * scale;
+      kern.softmax(scores.data(), pos + 1);
       // ---- out = sum_t p_t v_t, in position order ----
       float* oh = out + int64_t(b) * q_dim + int64_t(h) * hd;
       std::memset(oh, 0, sizeof(float) * size_t(hd));
-      for (int t = 0; t <= pos; ++t) k.axpy(oh, scores[t], cache.value(layer, kvh, t), hd);
+      for (int t = 0; t <= pos; ++t) kern.axpy(oh, scores[t], cache.value(layer, kvh, t), hd);
     }
   }, 1);
 }

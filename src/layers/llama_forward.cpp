@@ -23,9 +23,9 @@ void LlamaForward::resize(int B) {
   const size_t dim = config_.dim, hd = config_.head_dim;
   x_.resize(B * dim);
   xb_.resize(B * dim);
-  q_.resize(B * n_q_local_ * hd);
-  k_.resize(B * n_kv_local_ * hd);
-  v_.resize(B * n_kv_local_ * hd);
+  query_.resize(B * n_q_local_ * hd);
+  key_.resize(B * n_kv_local_ * hd);
+  value_.resize(B * n_kv_local_ * hd);
   att_.resize(B * n_q_local_ * hd);
   delta_.resize(B * dim);
   gate_.resize(B * size_t(shard_.ffn.size()));
@@ -44,7 +44,7 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
       throw Error("token id " + std::to_string(tokens[b]) + " is outside the vocabulary of " +
                   std::to_string(config_.n_vocab));
   resize(B);
-  const Kernels& k = kernels();
+  const Kernels& kern = kernels();
   const int64_t dim = config_.dim, hd = config_.head_dim;
   const int64_t q_dim = n_q_local_ * hd, kv_dim = n_kv_local_ * hd, ffn = shard_.ffn.size();
   const float eps = config_.rms_eps;
@@ -57,19 +57,19 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     const LayerWeights& L = weights_.layers[l];
 
     // ---- attention: xb = rmsnorm(x); q, k, v = Wq xb, Wk xb, Wv xb ----
-    for (int b = 0; b < B; ++b) k.rmsnorm(&xb_[b * dim], &x_[b * dim], L.attn_norm.data(), dim, eps);
+    for (int b = 0; b < B; ++b) kern.rmsnorm(&xb_[b * dim], &x_[b * dim], L.attn_norm.data(), dim, eps);
     in_.set(xb_.data(), B, dim);
-    matmul_each({{L.wq, q_.data()}, {L.wk, k_.data()}, {L.wv, v_.data()}}, in_, pool_);
+    matmul_each({{L.wq, query_.data()}, {L.wk, key_.data()}, {L.wv, value_.data()}}, in_, pool_);
 
     // ---- RoPE on q and k, then k and v into the cache ----
     for (int b = 0; b < B; ++b) {
-      k.rope(&q_[b * q_dim], n_q_local_, hd, rope_.cos_at(pos + b), rope_.sin_at(pos + b));
-      k.rope(&k_[b * kv_dim], n_kv_local_, hd, rope_.cos_at(pos + b), rope_.sin_at(pos + b));
-      cache_.store(int(l), pos + b, &k_[b * kv_dim], &v_[b * kv_dim]);
+      kern.rope(&query_[b * q_dim], n_q_local_, hd, rope_.cos_at(pos + b), rope_.sin_at(pos + b));
+      kern.rope(&key_[b * kv_dim], n_kv_local_, hd, rope_.cos_at(pos + b), rope_.sin_at(pos + b));
+      cache_.store(int(l), pos + b, &key_[b * kv_dim], &value_[b * kv_dim]);
     }
 
     // ---- causal grouped-query attention over the cache ----
-    attention(q_.data(), cache_, int(l), pos, B, {n_q_local_, n_kv_local_, int(hd)}, att_.data(),
+    attention(query_.data(), cache_, int(l), pos, B, {n_q_local_, n_kv_local_, int(hd)}, att_.data(),
               pool_);
 
     // ---- x += Wo att (the ranks' partial sums combined) ----
@@ -79,10 +79,10 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     for (int64_t i = 0; i < B * dim; ++i) x_[i] += delta_[i];
 
     // ---- FFN: x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x) ----
-    for (int b = 0; b < B; ++b) k.rmsnorm(&xb_[b * dim], &x_[b * dim], L.ffn_norm.data(), dim, eps);
+    for (int b = 0; b < B; ++b) kern.rmsnorm(&xb_[b * dim], &x_[b * dim], L.ffn_norm.data(), dim, eps);
     in_.set(xb_.data(), B, dim);
     matmul_each({{L.w1, gate_.data()}, {L.w3, up_.data()}}, in_, pool_);
-    for (int b = 0; b < B; ++b) k.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
+    for (int b = 0; b < B; ++b) kern.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
     in_.set(gate_.data(), B, ffn);
     matmul(L.w2, in_, delta_.data(), pool_);
     sync_.reduce_sum(delta_.data(), B, dim);
@@ -96,7 +96,7 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
   logits_.resize(size_t(n_out) * shard_.vocab.size());
   if (n_out > 0) {
     for (int b = 0; b < n_out; ++b)
-      k.rmsnorm(&xb_[b * dim], &x_[(first + b) * dim], weights_.output_norm.data(), dim, eps);
+      kern.rmsnorm(&xb_[b * dim], &x_[(first + b) * dim], weights_.output_norm.data(), dim, eps);
     in_.set(xb_.data(), n_out, dim);
     matmul(weights_.output, in_, logits_.data(), pool_);
   }

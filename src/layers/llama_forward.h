@@ -49,7 +49,7 @@ class LlamaForward {
   RopeTable rope_;
   int n_q_local_, n_kv_local_;
   // Scratch for B tokens, resized on demand.
-  std::vector<float> x_, xb_, q_, k_, v_, att_, delta_, gate_, up_, logits_;
+  std::vector<float> x_, xb_, query_, key_, value_, att_, delta_, gate_, up_, logits_;
   LinearInput in_;
   LayerObserver observer_;
 };

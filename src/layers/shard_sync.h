@@ -1,5 +1,6 @@
 // How the layer code combines the partial results of several ranks. The forward pass calls it
-// twice per layer (after wo and after w2) and once for the logits; with one rank nothing happens.
+// twice per layer (after wo and after w2); the logits stay split by vocabulary rows (the ranks
+// choose the next token together). With one rank nothing happens.
 #pragma once
 #include <cstdint>
 

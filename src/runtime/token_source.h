@@ -15,7 +15,7 @@ class TokenSource {
   virtual int n_ctx() const = 0;
   // Feeds B tokens at positions pos .. pos + B - 1. With a sampler, returns the next token chosen
   // from the last token's logits; without one, computes no logits and returns -1.
-  virtual int32_t forward(const int32_t* tokens, int B, int pos, Sampler* pick) = 0;
+  virtual int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) = 0;
 };
 
 // The whole model on this rank.
@@ -23,10 +23,10 @@ class LocalTokenSource final : public TokenSource {
  public:
   explicit LocalTokenSource(LlamaForward& model) : model_(model) {}
   int n_ctx() const override { return model_.n_ctx(); }
-  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* pick) override {
+  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override {
     const std::vector<float>& logits =
-        model_.forward(tokens, B, pos, pick ? LogitsFor::Last : LogitsFor::None);
-    return pick ? pick->sample(logits.data(), int64_t(logits.size())) : -1;
+        model_.forward(tokens, B, pos, sampler ? LogitsFor::Last : LogitsFor::None);
+    return sampler ? sampler->sample(logits.data(), int64_t(logits.size())) : -1;
   }
 
  private:

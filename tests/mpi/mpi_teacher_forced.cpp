@@ -4,7 +4,7 @@
 //                                         [--sync allgather|allreduce] [--min-agreement 0.99]
 //
 // Every rank loads its shard (Shard::for_rank, as r1pi's jobs) and runs LlamaForward over one
-// fixed token sequence with LogitsFor::All, combining partial sums with r1pi's Q80Sync. Rank 0
+// fixed token sequence with LogitsFor::All, combining partial sums with r1pi's Q8_0Sync. Rank 0
 // gathers every rank's vocabulary rows (MPI_Gatherv) and compares them with the logits of the whole
 // model on one rank (NoSync), which it computes itself.
 //
@@ -58,7 +58,7 @@
 #include "ggml/quant_blocks.h"
 #include "runtime/mpi/distributed_run.h"
 #include "runtime/mpi/mpi_world.h"
-#include "runtime/mpi/q80_sync.h"
+#include "runtime/mpi/q8_0_sync.h"
 #include "runtime/mpi/rank_agreement.h"
 #include "common/thread_pool.h"
 
@@ -112,17 +112,17 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser: the probes' signs
   return x ^ (x >> 31);
 }
 
-// Wraps Q80Sync. Checks that every combined element lies within the Q8_0 budget of the exact sum;
+// Wraps Q8_0Sync. Checks that every combined element lies within the Q8_0 budget of the exact sum;
 // a probe (probe_scale > 0) then adds +-probe_scale x budget to every element, with signs drawn
 // from probe_seed (identical on every rank, so the ranks stay bit-identical).
 class CheckedSync final : public ShardSync {
  public:
-  CheckedSync(Q80Sync& inner, int n_ranks, double probe_scale = 0, uint64_t probe_seed = 0)
+  CheckedSync(Q8_0Sync& inner, int n_ranks, double probe_scale = 0, uint64_t probe_seed = 0)
       : inner_(inner), n_ranks_(n_ranks), probe_scale_(probe_scale), counter_(probe_seed << 40) {}
 
   void reduce_sum(float* x, int B, int64_t n) override {
     const int64_t n_blocks = n / QK8_0, total = int64_t(B) * n;
-    // This rank's per-block error bound h, exactly as the quantiser it shares with Q80Sync rounds.
+    // This rank's per-block error bound h, exactly as the quantiser it shares with Q8_0Sync rounds.
     std::vector<block_q8_0> q(static_cast<size_t>(n_blocks));
     std::vector<float> h(size_t(B * n_blocks));
     for (int b = 0; b < B; ++b) {
@@ -153,7 +153,7 @@ class CheckedSync final : public ShardSync {
 
     for (int64_t i = 0; i < total; ++i) {
       const double H = budget[size_t(i / QK8_0)];
-      // Q80Sync adds the dequantised partials in float: N - 1 roundings of at most half an ulp.
+      // Q8_0Sync adds the dequantised partials in float: N - 1 roundings of at most half an ulp.
       const double slack = n_ranks_ * std::ldexp(sums[size_t(total + i)] + H, -24);
       const double err = std::fabs(double(x[i]) - sums[size_t(i)]);
       max_error_ = std::max(max_error_, err);
@@ -174,7 +174,7 @@ class CheckedSync final : public ShardSync {
   double rms_ratio() const { return sum_sq_budget_ > 0 ? std::sqrt(sum_sq_error_ / sum_sq_budget_) : 0; }
 
  private:
-  Q80Sync& inner_;
+  Q8_0Sync& inner_;
   int n_ranks_;
   double probe_scale_;
   uint64_t counter_;
@@ -253,14 +253,14 @@ int run(int argc, char** argv, const MpiWorld& world) {
   const std::vector<int32_t> tokens = token_sequence(args.tokens, V);
   const int n_pos = args.tokens;
 
-  // ---- the N-rank runs: Q80Sync as r1pi uses it, then the probes ----
+  // ---- the N-rank runs: Q8_0Sync as r1pi uses it, then the probes ----
   ThreadPool pool(args.threads);
-  Q80Sync q80(parse_sync_method(args.sync), rank, n_ranks);
+  Q8_0Sync q8_0_sync(parse_sync_method(args.sync), rank, n_ranks);
   auto run_ranks = [&](ShardSync& sync) {
     LlamaForward f(config, shard->weights, shard->shard, n_pos, pool, sync);
     return gather_logits(run_sequence(f, tokens, args.chunk), shard->shard, n_pos, V, world);
   };
-  CheckedSync checked(q80, n_ranks);
+  CheckedSync checked(q8_0_sync, n_ranks);
   const std::vector<float> ranks_logits = run_ranks(checked);
   struct Probe {
     const char* name;
@@ -270,7 +270,7 @@ int run(int argc, char** argv, const MpiWorld& world) {
   };
   std::vector<Probe> probes = {{"+-H", 1.0, 1, {}}, {"+-H other signs", 1.0, 2, {}}, {"+-H/1000", 1e-3, 1, {}}};
   for (Probe& p : probes) {
-    CheckedSync probe(q80, n_ranks, p.scale, p.seed);
+    CheckedSync probe(q8_0_sync, n_ranks, p.scale, p.seed);
     p.logits = run_ranks(probe);
   }
   int64_t violations = checked.violations();

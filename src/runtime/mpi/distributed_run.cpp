@@ -14,11 +14,11 @@
 #include "gguf/gguf_file.h"
 #include "model/model_fingerprint.h"
 #include "model/weight_slices.h"
-#include "runtime/mpi/q80_sync.h"
+#include "runtime/mpi/q8_0_sync.h"
 #include "runtime/mpi/rank_agreement.h"
 #include "runtime/mpi/rank_roles.h"
 #include "runtime/mpi/weights_from_root.h"
-#include "runtime/session.h"
+#include "runtime/run_steps.h"
 #include "common/thread_pool.h"
 
 namespace r1pi {
@@ -90,7 +90,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
   // (A rank that could not allocate its KV cache must not leave the others waiting for it.)
   const int n_ctx = context_size(o, model.config);
   std::optional<ThreadPool> pool_holder;
-  std::optional<Q80Sync> sync_holder;
+  std::optional<Q8_0Sync> sync_holder;
   std::optional<LlamaForward> forward_holder;
   {
     std::string error;
@@ -108,9 +108,9 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
     if (!all_succeeded(world, error)) return 1;
   }
   ThreadPool& pool = *pool_holder;
-  Q80Sync& sync = *sync_holder;
+  Q8_0Sync& sync = *sync_holder;
   LlamaForward& forward = *forward_holder;
-  const RankOptions rank_options{o.check_hidden, o.timings, o.timings_all};
+  const RankOptions rank_options{o.check_ranks, o.timings, o.timings_all};
 
   if (!world.is_root()) {
     const int status = run_worker(forward, sync, world, rank_options);
@@ -134,10 +134,10 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
   source.stop(0);
   print_summary(result);
   const SyncStats& s = sync.stats();
-  std::fprintf(stderr, "sync: %s of Q80 partial sums, %d calls, %.3f ms per call, %.1f kB sent per call\n",
+  std::fprintf(stderr, "sync: %s of Q8_0 partial sums, %d calls, %.3f ms per call, %.1f kB sent per call\n",
                o.sync.c_str(), s.calls, s.calls ? 1e3 * s.seconds / s.calls : 0.0,
                s.calls ? s.sent / 1e3 / s.calls : 0.0);
-  if (o.check_hidden)
+  if (o.check_ranks)
     std::fprintf(stderr, "ranks: hidden states identical after every layer on all %d ranks (%d forwards)\n",
                  n_ranks, source.checked_forwards());
   report_ranks(world, model, forward.kv_cache_bytes());

@@ -14,10 +14,6 @@ MpiWorld::MpiWorld(int* argc, char*** argv) {
     throw Error("MPI initialisation failed");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  char name[MPI_MAX_PROCESSOR_NAME];
-  int len = 0;
-  MPI_Get_processor_name(name, &len);
-  host_.assign(name, size_t(len));
 }
 
 MpiWorld::~MpiWorld() { MPI_Finalize(); }

@@ -1,7 +1,6 @@
 // The MPI job this process belongs to. Only the main thread calls MPI (compute threads never do),
 // so MPI_THREAD_FUNNELED is all we ask for.
 #pragma once
-#include <string>
 
 namespace r1pi {
 
@@ -15,13 +14,11 @@ class MpiWorld {
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool is_root() const { return rank_ == 0; }
-  const std::string& host() const { return host_; }
   // Ends every rank of the job with this exit code (for failures after the ranks parted ways).
   [[noreturn]] void abort(int code) const;
 
  private:
   int rank_ = 0, size_ = 1;
-  std::string host_;
 };
 
 }  // namespace r1pi

@@ -82,10 +82,10 @@ uint64_t fnv1a64(uint64_t h, const void* data, size_t n) {
 
 // ---- RankMonitor ----
 
-RankMonitor::RankMonitor(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
+RankMonitor::RankMonitor(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world,
                          const RankOptions& options)
     : sync_(sync), world_(world), options_(options) {
-  if (options_.check_hidden)
+  if (options_.check_ranks)
     model.set_layer_observer([this](uint32_t layer, const float* x, int64_t n) {
       digest_ = fnv1a64(digest_, &layer, sizeof layer);
       digest_ = fnv1a64(digest_, x, size_t(n) * sizeof(float));
@@ -108,7 +108,7 @@ void RankMonitor::end(int B, double extra_sync_seconds) {
                  options_.timings_all ? (std::to_string(world_.rank()) + "] ").c_str() : "", B,
                  (total - sync) * 1e3, sync * 1e3, (s.sent - before_.sent) / 1e3,
                  (s.received - before_.received) / 1e3);
-  if (!options_.check_hidden) return;
+  if (!options_.check_ranks) return;
   std::vector<uint64_t> digests(size_t(world_.size()));
   MPI_Allgather(&digest_, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
   for (int r = 1; r < world_.size(); ++r)
@@ -123,7 +123,7 @@ void RankMonitor::end(int B, double extra_sync_seconds) {
 
 // ---- rank 0 ----
 
-RootTokenSource::RootTokenSource(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
+RootTokenSource::RootTokenSource(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world,
                                  const RankOptions& options)
     : model_(model), world_(world), monitor_(model, sync, world, options) {}
 
@@ -164,7 +164,7 @@ void RootTokenSource::stop(uint16_t status) {
 
 // ---- the other ranks ----
 
-int run_worker(LlamaForward& model, Q80Sync& sync, const MpiWorld& world, const RankOptions& options) {
+int run_worker(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options) {
   RankMonitor monitor(model, sync, world, options);
   std::vector<int32_t> extra, tokens;
   for (;;) {

@@ -9,13 +9,13 @@
 #include "layers/llama_forward.h"
 #include "runtime/mpi/control_message.h"
 #include "runtime/mpi/mpi_world.h"
-#include "runtime/mpi/q80_sync.h"
+#include "runtime/mpi/q8_0_sync.h"
 #include "runtime/token_source.h"
 
 namespace r1pi {
 
 struct RankOptions {
-  bool check_hidden = false;  // compare every layer's hidden state across ranks after each forward
+  bool check_ranks = false;   // compare every layer's hidden state across ranks after each forward
   bool timings = false;       // per-token Pred/Sync lines on rank 0
   bool timings_all = false;   // the same from every rank
 };
@@ -23,15 +23,15 @@ struct RankOptions {
 // Per-forward bookkeeping shared by both roles: timings and the hidden-state comparison.
 class RankMonitor {
  public:
-  RankMonitor(LlamaForward& model, Q80Sync& sync, const MpiWorld& world, const RankOptions& options);
+  RankMonitor(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options);
   void begin();
   // After the forward (and the token choice): prints timings, compares hidden states (a
-  // collective when check_hidden is on: every rank calls it after every forward).
+  // collective when check_ranks is on: every rank calls it after every forward).
   void end(int B, double extra_sync_seconds);
   int checked_forwards() const { return checked_; }
 
  private:
-  Q80Sync& sync_;
+  Q8_0Sync& sync_;
   const MpiWorld& world_;
   RankOptions options_;
   uint64_t digest_ = 0;
@@ -42,10 +42,10 @@ class RankMonitor {
 
 class RootTokenSource final : public TokenSource {
  public:
-  RootTokenSource(LlamaForward& model, Q80Sync& sync, const MpiWorld& world,
+  RootTokenSource(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world,
                   const RankOptions& options);
   int n_ctx() const override { return model_.n_ctx(); }
-  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* pick) override;
+  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override;
   // Sends the other ranks out of their loop; status 1 tells them rank 0 failed.
   void stop(uint16_t status);
   int checked_forwards() const { return monitor_.checked_forwards(); }
@@ -57,6 +57,6 @@ class RootTokenSource final : public TokenSource {
 };
 
 // Runs control messages until Stop; returns the stop status (0 normal, 1 rank 0 failed).
-int run_worker(LlamaForward& model, Q80Sync& sync, const MpiWorld& world, const RankOptions& options);
+int run_worker(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options);
 
 }  // namespace r1pi

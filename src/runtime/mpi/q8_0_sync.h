@@ -1,13 +1,13 @@
-// Combines the ranks' partial sums of the residual update (after wo and after w2) through Q8_0
-// ("Q80") blocks, so that every rank ends with the same bits whatever algorithm Open MPI picks.
+// Combines the ranks' partial sums of the residual update (after wo and after w2) through Q8_0 blocks,
+// so that every rank ends with the same bits whatever algorithm Open MPI picks.
 //
-// Each rank quantises its partial rows to Q80 (34-byte blocks, an MPI datatype). The combination
+// Each rank quantises its partial rows to Q8_0 (34-byte blocks, an MPI datatype). The combination
 // is then pure data movement plus one fixed-order sum:
-//   allreduce: MPI_Allreduce over a buffer of one Q80 slot per rank, with a user-defined MPI_Op
+//   allreduce: MPI_Allreduce over a buffer of one Q8_0 slot per rank, with a user-defined MPI_Op
 //              that merges slots bytewise (OR). Each slot is non-zero in at most one operand, so the
 //              op is exactly associative and commutative: any reduction tree (recursive doubling,
 //              ring, Rabenseifner, ...) yields the same bytes, namely every rank's blocks.
-//   allgather: MPI_Allgather of the Q80 rows (distributed-llama's formulation).
+//   allgather: MPI_Allgather of the Q8_0 rows (distributed-llama's formulation).
 // Both leave every rank holding all partials; each rank then dequantises and adds them in rank
 // order 0, 1, ..., n-1. Hence the result is bit-identical on every rank, identical for both
 // methods, and independent of message sizes and of the transport.
@@ -23,9 +23,9 @@
 
 namespace r1pi {
 
-// The 34-byte Q80 block as an MPI datatype, and the slot-merging op (bytewise OR).
-MPI_Datatype q80_datatype();
-MPI_Op q80_slot_merge_op();
+// The 34-byte Q8_0 block as an MPI datatype, and the slot-merging op (bytewise OR).
+MPI_Datatype q8_0_datatype();
+MPI_Op q8_0_slot_merge_op();
 
 enum class SyncMethod { Allreduce, Allgather };
 SyncMethod parse_sync_method(const std::string& name);  // "allreduce" | "allgather"
@@ -37,13 +37,12 @@ struct SyncStats {
   int calls = 0;
 };
 
-class Q80Sync final : public ShardSync {
+class Q8_0Sync final : public ShardSync {
  public:
-  Q80Sync(SyncMethod method, int rank, int n_ranks);
-  ~Q80Sync() override;
+  Q8_0Sync(SyncMethod method, int rank, int n_ranks);
+  ~Q8_0Sync() override;
   void reduce_sum(float* x, int B, int64_t n) override;
   const SyncStats& stats() const { return stats_; }
-  void reset_stats() { stats_ = {}; }
 
  private:
   SyncMethod method_;

@@ -1,4 +1,4 @@
-#include "runtime/session.h"
+#include "runtime/run_steps.h"
 
 #include <algorithm>
 #include <chrono>

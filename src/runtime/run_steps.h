@@ -1,5 +1,5 @@
-// The parts of a run that do not depend on the rank count: context size, the prompt, and what is
-// printed before and after generation.
+// The steps of a run that do not depend on the rank count (context size, the prompt, what is printed
+// before, during and after generation), which distributed_run shares, and the single-rank run.
 #pragma once
 #include <cstdint>
 #include <vector>

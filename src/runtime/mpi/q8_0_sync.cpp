@@ -1,4 +1,4 @@
-#include "runtime/mpi/q80_sync.h"
+#include "runtime/mpi/q8_0_sync.h"
 
 #include <mpi.h>
 
@@ -13,7 +13,7 @@ namespace r1pi {
 
 namespace {
 
-// Merges rank slots: bytewise OR of whole Q80 blocks. Exactly associative and commutative.
+// Merges rank slots: bytewise OR of whole Q8_0 blocks. Exactly associative and commutative.
 void merge_slots(void* in, void* inout, int* len, MPI_Datatype*) {
   const uint8_t* a = static_cast<const uint8_t*>(in);
   uint8_t* b = static_cast<uint8_t*>(inout);
@@ -23,7 +23,7 @@ void merge_slots(void* in, void* inout, int* len, MPI_Datatype*) {
 
 }  // namespace
 
-MPI_Datatype q80_datatype() {
+MPI_Datatype q8_0_datatype() {
   static MPI_Datatype type = [] {
     MPI_Datatype t;
     MPI_Type_contiguous(int(sizeof(block_q8_0)), MPI_BYTE, &t);
@@ -33,7 +33,7 @@ MPI_Datatype q80_datatype() {
   return type;
 }
 
-MPI_Op q80_slot_merge_op() {
+MPI_Op q8_0_slot_merge_op() {
   static MPI_Op op = [] {
     MPI_Op o;
     MPI_Op_create(&merge_slots, /*commute=*/1, &o);
@@ -48,33 +48,35 @@ SyncMethod parse_sync_method(const std::string& name) {
   throw Error("unknown sync method '" + name + "' (allreduce or allgather)");
 }
 
-Q80Sync::Q80Sync(SyncMethod method, int rank, int n_ranks)
+Q8_0Sync::Q8_0Sync(SyncMethod method, int rank, int n_ranks)
     : method_(method), rank_(rank), n_ranks_(n_ranks) {}
 
-Q80Sync::~Q80Sync() = default;
+Q8_0Sync::~Q8_0Sync() = default;
 
-void Q80Sync::reduce_sum(float* x, int B, int64_t n) {
+void Q8_0Sync::reduce_sum(float* x, int B, int64_t n) {
   const auto start = std::chrono::steady_clock::now();
-  if (n % QK8_0 != 0) throw Error("sync: row length " + std::to_string(n) + " is not whole Q80 blocks");
-  const Kernels& k = kernels();
+  if (n % QK8_0 != 0)
+    throw Error("sync: row length " + std::to_string(n) + " is not whole Q8_0 blocks");
+  const Kernels& kern = kernels();
   const int64_t blocks = int64_t(B) * (n / QK8_0);
   const int64_t bytes = blocks * int64_t(sizeof(block_q8_0));
   all_.resize(size_t(blocks) * size_t(n_ranks_));
 
-  // ---- this rank's partial rows as Q80 ----
+  // ---- this rank's partial rows as Q8_0 ----
   block_q8_0* mine = method_ == SyncMethod::Allreduce ? all_.data() + rank_ * blocks
                                                      : (mine_.resize(size_t(blocks)), mine_.data());
-  for (int b = 0; b < B; ++b) k.quantize_row_q8_0(x + b * n, mine + b * (n / QK8_0), n);
+  for (int b = 0; b < B; ++b) kern.quantize_row_q8_0(x + b * n, mine + b * (n / QK8_0), n);
 
   // ---- every rank's partials to every rank ----
   if (method_ == SyncMethod::Allreduce) {
     std::memset(all_.data(), 0, sizeof(block_q8_0) * size_t(rank_ * blocks));
     std::memset(all_.data() + (rank_ + 1) * blocks, 0,
                 sizeof(block_q8_0) * size_t((n_ranks_ - rank_ - 1) * blocks));
-    MPI_Allreduce(MPI_IN_PLACE, all_.data(), int(blocks * n_ranks_), q80_datatype(), q80_slot_merge_op(),
-                  MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, all_.data(), int(blocks * n_ranks_), q8_0_datatype(),
+                  q8_0_slot_merge_op(), MPI_COMM_WORLD);
   } else {
-    MPI_Allgather(mine, int(blocks), q80_datatype(), all_.data(), int(blocks), q80_datatype(), MPI_COMM_WORLD);
+    MPI_Allgather(mine, int(blocks), q8_0_datatype(), all_.data(), int(blocks), q8_0_datatype(),
+                  MPI_COMM_WORLD);
   }
 
   // ---- sum in rank order: x = p0 + p1 + ... ----
