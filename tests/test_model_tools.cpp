@@ -15,10 +15,12 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "model/llama_config.h"
+#include "model/tensor_table.h"
 #include "ggml/quantize.h"
 #include "test_support.h"
 #include "tokenizer/vocab.h"
 #include "tools/model_maker.h"
+#include "tools/model_shape.h"
 
 namespace r1pi {
 namespace {
@@ -307,8 +309,12 @@ struct TinyFile {
   bool llama3_keys = false;
   std::vector<float> rope_freqs;
 
+  // The tensors are the architecture table's (rope_freqs only when given), zero-filled.
   std::string write(const std::string& path) const {
-    const uint64_t dim = 64, kv = 32, ffn = 32, vocab = 8;
+    const uint64_t dim = 64, ffn = 32, vocab = 8;
+    const LlamaConfig c = ModelShape{.dim = uint32_t(dim), .n_layers = 1, .n_heads = heads,
+                                     .n_kv_heads = 1, .ffn_dim = uint32_t(ffn),
+                                     .n_vocab = uint32_t(vocab)}.config();
     GgufWriter w;
     w.add("general.architecture", GgufValue::string(arch));
     w.add("llama.context_length", GgufValue::u32(128));
@@ -325,27 +331,21 @@ struct TinyFile {
       w.add("llama.rope.scaling.high_freq_factor", GgufValue::f32(4));
       w.add("llama.rope.scaling.original_context_length", GgufValue::u32(64));
     }
-    std::vector<std::pair<std::string, std::vector<uint64_t>>> tensors = {
-        {"token_embd.weight", {dim, vocab}},    {"blk.0.attn_norm.weight", {dim}},
-        {"blk.0.attn_q.weight", {dim, dim}},    {"blk.0.attn_k.weight", {dim, kv}},
-        {"blk.0.attn_v.weight", {dim, kv}},     {"blk.0.attn_output.weight", {dim, dim}},
-        {"blk.0.ffn_norm.weight", {dim}},       {"blk.0.ffn_gate.weight", {dim, ffn}},
-        {"blk.0.ffn_up.weight", {dim, ffn}},    {"blk.0.ffn_down.weight", {ffn, dim}},
-        {"output_norm.weight", {dim}}};
-    if (!rope_freqs.empty()) tensors.push_back({"rope_freqs.weight", {rope_freqs.size()}});
-    uint64_t bytes = 0;
-    for (auto& [name, ne] : tensors) {
-      if (name == skip_tensor) continue;
-      if (name == reshape_tensor) ne.back() += 1;
-      w.add_tensor(name, ne, GgmlType::F32);
+    std::vector<std::vector<float>> data;  // per declared tensor
+    for (const TensorInstance& t : model_tensors(c)) {
+      const bool rope = t.name == "rope_freqs.weight";
+      if (t.name == skip_tensor || (rope && rope_freqs.empty()) ||
+          t.spec->presence == Presence::ElseTokenEmbd)
+        continue;
+      std::vector<uint64_t> ne = rope ? std::vector<uint64_t>{rope_freqs.size()} : t.spec->shape(c);
+      if (t.name == reshape_tensor) ne.back() += 1;
+      w.add_tensor(t.name, ne, GgmlType::F32);
       uint64_t n = 1;
       for (uint64_t d : ne) n *= d;
-      bytes += (name == "rope_freqs.weight" ? 0 : n * 4);
+      data.push_back(rope ? rope_freqs : std::vector<float>(n));
     }
     w.open(path);
-    const std::vector<char> zeros(bytes);
-    w.write_data(zeros.data(), zeros.size());
-    if (!rope_freqs.empty()) w.write_data(rope_freqs.data(), rope_freqs.size() * 4);
+    for (const std::vector<float>& d : data) w.write_data(d.data(), d.size() * sizeof(float));
     w.close();
     return path;
   }
