@@ -35,6 +35,12 @@ const Architecture& llama_architecture() {
   return arch;
 }
 
+const TensorSpec& spec_filling(const Architecture& arch, const WeightMember& member) {
+  for (const TensorSpec& t : arch.tensors)
+    if (t.fills == member) return t;
+  throw Error("internal error: no tensor of " + std::string(arch.name) + " fills that weight");
+}
+
 std::vector<TensorInstance> model_tensors(const LlamaConfig& config) {
   if (!config.arch) throw Error("internal error: a configuration without its architecture");
   const std::vector<TensorSpec>& t = config.arch->tensors;

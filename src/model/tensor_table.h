@@ -82,6 +82,8 @@ struct Architecture {
 };
 
 const Architecture& llama_architecture();
+// The row of arch that fills member; throws r1pi::Error when none does.
+const TensorSpec& spec_filling(const Architecture& arch, const WeightMember& member);
 
 // One tensor of a model: a row of the table and, for per-layer rows, the layer.
 struct TensorInstance {

@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "gguf/gguf_writer.h"
+#include "model/tensor_table.h"
 #include "tools/gguf_metadata.h"
 #include "tools/llama2c_vocab.h"
 #include "tools/model_maker.h"
@@ -66,27 +67,25 @@ void check_header(const Llama2cHeader& h, const std::string& path) {
   }
 }
 
-// The checkpoint's floats in file order (see shared/data/README.md, section 1).
-std::vector<Segment> checkpoint_layout(const Llama2cHeader& h) {
-  const uint64_t dim = h.dim, hidden = h.hidden, head = h.dim / h.heads;
-  const uint64_t kv = head * h.kv_heads, vocab = std::abs(int64_t{h.vocab});
+// The checkpoint's floats in file order (see shared/data/README.md, section 1): llama2.c's order
+// is its own (each weight for all layers in turn), the names and shapes are the tensor table's.
+std::vector<Segment> checkpoint_layout(const Llama2cHeader& h, const LlamaConfig& c) {
+  using LW = LlamaWeights;
+  using L = LayerWeights;
   std::vector<Segment> s;
-  auto per_layer = [&](const std::string& suffix, std::vector<uint64_t> ne) {
-    for (int32_t l = 0; l < h.layers; ++l) s.push_back({"blk." + std::to_string(l) + "." + suffix, ne});
+  auto add = [&](const WeightMember& member) {
+    const TensorSpec& spec = spec_filling(*c.arch, member);
+    for (uint32_t l = 0; l < (spec.per_layer() ? c.n_layers : 1); ++l)
+      s.push_back({spec.gguf_name(l), spec.shape(c)});
   };
-  s.push_back({"token_embd.weight", {dim, vocab}});
-  per_layer("attn_norm.weight", {dim});
-  per_layer("attn_q.weight", {dim, dim});
-  per_layer("attn_k.weight", {dim, kv});
-  per_layer("attn_v.weight", {dim, kv});
-  per_layer("attn_output.weight", {dim, dim});
-  per_layer("ffn_norm.weight", {dim});
-  per_layer("ffn_gate.weight", {dim, hidden});  // w1
-  per_layer("ffn_down.weight", {hidden, dim});  // w2
-  per_layer("ffn_up.weight", {dim, hidden});    // w3
-  s.push_back({"output_norm.weight", {dim}});
-  s.push_back({"", {uint64_t(h.seq_len), head}});  // freq_cis_real and _imag: run.c ignores them
-  if (h.vocab < 0) s.push_back({"output.weight", {dim, vocab}});
+  add(&LW::token_embd);
+  add(&L::attn_norm);
+  for (auto m : {&L::wq, &L::wk, &L::wv, &L::wo}) add(m);
+  add(&L::ffn_norm);
+  for (auto m : {&L::w1, &L::w2, &L::w3}) add(m);
+  add(&LW::output_norm);
+  s.push_back({"", {uint64_t(h.seq_len), c.head_dim}});  // freq_cis_real and _imag: run.c ignores them
+  if (h.vocab < 0) add(&LW::output);
   return s;
 }
 
@@ -113,17 +112,6 @@ void import_llama2c(const std::string& checkpoint_path, const std::string& out_p
   }
   check_header(h, path);
 
-  const std::vector<Segment> layout = checkpoint_layout(h);
-  uint64_t expected = sizeof h;
-  for (const Segment& s : layout) expected += s.floats() * sizeof(float);
-  std::error_code ec;
-  const uint64_t actual = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(path + ": " + ec.message());
-  if (actual != expected) {
-    throw Error(path + ": " + std::to_string(actual) + " bytes, but a llama2.c checkpoint with this "
-                "header has " + std::to_string(expected) + (actual < expected ? " (truncated?)" : ""));
-  }
-
   ModelShape shape;
   shape.name = "llama2.c " + std::filesystem::path(path).stem().string();
   shape.dim = h.dim;
@@ -136,6 +124,17 @@ void import_llama2c(const std::string& checkpoint_path, const std::string& out_p
   shape.rope_base = 10000.0f;  // run.c's theta
   shape.rms_eps = 1e-5f;       // run.c's rmsnorm epsilon
   check_shape(shape, GgmlType::F32, GgmlType::F32, h.vocab > 0, path);
+  const std::vector<Segment> layout = checkpoint_layout(h, shape.config());
+  uint64_t expected = sizeof h;
+  for (const Segment& s : layout) expected += s.floats() * sizeof(float);
+  std::error_code ec;
+  const uint64_t actual = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(path + ": " + ec.message());
+  if (actual != expected) {
+    throw Error(path + ": " + std::to_string(actual) + " bytes, but a llama2.c checkpoint with this "
+                "header has " + std::to_string(expected) + (actual < expected ? " (truncated?)" : ""));
+  }
+
   const Vocab vocab = llama2c_vocab(tokenizer_bin, shape.n_vocab);
   vocab.validate(tokenizer_bin.empty() ? path : tokenizer_bin);
 
@@ -146,24 +145,18 @@ void import_llama2c(const std::string& checkpoint_path, const std::string& out_p
     if (!s.name.empty()) w.add_tensor(s.name, s.ne, GgmlType::F32);
   }
 
-  w.open(out_path);
-  // From here on a failure would leave a partial file that looks like a model: remove it.
-  try {
-    for (const Segment& s : layout) {
-      const uint64_t n_bytes = s.floats() * sizeof(float);
-      if (s.name.empty()) {
-        if (std::fseek(in.get(), static_cast<long>(n_bytes), SEEK_CUR) != 0) {
-          throw Error(path + ": seek failed");
-        }
-      } else {
-        copy_floats(in.get(), w, n_bytes, path);
+  w.open(out_path);  // a failure from here on leaves no file: the writer removes it
+  for (const Segment& s : layout) {
+    const uint64_t n_bytes = s.floats() * sizeof(float);
+    if (s.name.empty()) {
+      if (std::fseek(in.get(), static_cast<long>(n_bytes), SEEK_CUR) != 0) {
+        throw Error(path + ": seek failed");
       }
+    } else {
+      copy_floats(in.get(), w, n_bytes, path);
     }
-    w.close();
-  } catch (...) {
-    std::remove(out_path.c_str());
-    throw;
   }
+  w.close();
 }
 
 }  // namespace r1pi
