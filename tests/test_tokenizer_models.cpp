@@ -269,5 +269,38 @@ TEST(Vocab, FromGguf) {
   }
 }
 
+// llama.cpp's converters write -1 for an absent special token (0xFFFFFFFF as UINT32, as in the
+// stories260K.gguf that llama.cpp's CI runs); other ids outside the vocabulary stay errors.
+TEST(Vocab, MinusOneMeansNoToken) {
+  const std::string dir = test::scratch_dir("vocab_minus_one");
+  const Vocab v = small_bpe({"a b"});
+  auto read_with = [&](const char* key, GgufValue value) {
+    GgufWriter w;
+    w.add("tokenizer.ggml.model", GgufValue::string("llama"));
+    w.add("tokenizer.ggml.tokens", GgufValue::string_array(v.tokens));
+    w.add(key, std::move(value));
+    w.add("tokenizer.ggml.seperator_token_id", GgufValue::u32(0xFFFFFFFFu));
+    const std::string path = dir + "/" + key + ".gguf";
+    w.open(path);
+    w.close();
+    return Vocab::from_gguf(GgufFile::open(path));
+  };
+  EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::u32(0xFFFFFFFFu)).pad_id, -1);
+  EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::i32(-1)).pad_id, -1);
+  EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::u32(7)).pad_id, 7);
+  // An absent BOS/EOS of a SentencePiece vocabulary is llama.cpp's default id, as for a missing key.
+  EXPECT_EQ(read_with("tokenizer.ggml.eos_token_id", GgufValue::u32(0xFFFFFFFFu)).eos_id, 2);
+  const Vocab no_eot = read_with("tokenizer.ggml.eot_token_id", GgufValue::u64(~uint64_t{0}));
+  EXPECT_EQ(no_eot.eog_ids, Ids{2});
+  for (GgufValue bad : {GgufValue::i32(-2), GgufValue::u32(0xFFFFFFFEu), GgufValue::u32(261)}) {
+    try {
+      read_with("tokenizer.ggml.padding_token_id", bad);
+      FAIL() << "expected an error for " << bad.to_display_string();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("padding"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace r1pi
