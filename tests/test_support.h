@@ -1,9 +1,11 @@
 // Helpers shared by the tests: where the external data lives, where the built programs are,
-// scratch folders, and running a program to look at its exit code and output.
+// scratch folders, running a program to look at its exit code and output, and llama.cpp's
+// tokenizer vectors.
 #pragma once
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace r1pi::test {
 
@@ -24,5 +26,18 @@ struct CommandResult {
 };
 // Runs a shell command line and collects what it prints.
 CommandResult run_command(const std::string& command_line);
+
+// The whole file's bytes; a test failure (and "") if it cannot be read.
+std::string read_file(const std::string& path);
+
+// One of llama.cpp's tokenizer test vectors: a text and the ids it encodes to (no BOS, special
+// tokens not parsed).
+struct VocabCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+// llama.cpp's NAME.inp / NAME.out pair in the shared data (texts separated by
+// "\n__ggml_vocab_test__\n"; one line of ids per text).
+std::vector<VocabCase> llama_cpp_vocab_cases(const std::string& name);
 
 }  // namespace r1pi::test
