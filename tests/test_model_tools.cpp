@@ -315,6 +315,7 @@ struct TinyFile {
   std::string reshape_tensor;  // gets one extra row
   bool llama3_keys = false;
   std::vector<float> rope_freqs;
+  uint32_t experts = 0;  // llama.expert_count, written when not 0
 
   std::string write(const std::string& path) const {
     const uint64_t dim = 64, kv = 32, ffn = 32, vocab = 8;
@@ -327,6 +328,7 @@ struct TinyFile {
     w.add("llama.attention.head_count", GgufValue::u32(heads));
     w.add("llama.attention.head_count_kv", GgufValue::u32(1));
     w.add("llama.vocab_size", GgufValue::u32(vocab));
+    if (experts) w.add("llama.expert_count", GgufValue::u32(experts));
     if (llama3_keys) {
       w.add("llama.rope.scaling.type", GgufValue::string("llama3"));
       w.add("llama.rope.scaling.factor", GgufValue::f32(8));
@@ -412,6 +414,11 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheProblem) {
   TinyFile heads;
   heads.heads = 3;
   EXPECT_NE(config_error(heads, "heads").find("not divisible by 3 heads"), std::string::npos);
+
+  TinyFile moe;
+  moe.experts = 8;
+  EXPECT_NE(config_error(moe, "moe").find("mixture-of-experts model (llama.expert_count = 8)"),
+            std::string::npos);
 }
 
 TEST(LlamaConfig, Llama3FactorsMatchLlama31) {

@@ -145,6 +145,17 @@ TEST(Stories260K, CliPrintsTheShaOfRunCsIds) {
   }
 }
 
+// A context longer than the file's llama.context_length is the user's choice: a warning, as in
+// llama.cpp, not an error.
+TEST(TinyStories656K, LongerContextThanTrainedWarns) {
+  const test::CommandResult r = test::run_command(
+      test::bin_dir() + "/r1pi -m " + model_file("TinyStories-656K/TinyStories-656K-q8_0.gguf") +
+      " -p 'Once upon a time' --temp 0 -n 8 -c 1024");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: context 1024 is longer than the model was trained for (512)"),
+            std::string::npos) << r.output;
+}
+
 // llama2.c's checkpoint and tokenizer through import-llama2c: the tensors and the vocabulary of the
 // GGUF from llama.cpp's CI, and run.c's greedy ids.
 TEST(Stories260K, ImportedLlama2cFilesEqualTheGguf) {

@@ -83,6 +83,17 @@ TEST(SpmTokenizer, SpecialTokensRestartTheSpacePrefix) {
   EXPECT_EQ(t.encode("</s>", false, true), Ids{2});
 }
 
+TEST(SpmTokenizer, NoSpacePrefixWhenTheVocabularySaysSo) {
+  SpmFixture f;
+  const int32_t h = f.add("h", -2), space_h = f.add("▁h", -3);
+  f.add("▁", -1);
+  f.vocab.add_space_prefix = false;
+  const Tokenizer t(f.vocab);
+  EXPECT_EQ(t.encode("h h", false, false), (Ids{h, space_h}));
+  EXPECT_EQ(t.encode("h</s>h", false, true), (Ids{h, 2, h}));
+  EXPECT_EQ(t.decode(t.encode("h h", false, false)), "h h");
+}
+
 TEST(SpmTokenizer, UnknownWithoutByteTokens) {
   Vocab v;
   v.model = "llama";
@@ -288,6 +299,8 @@ TEST(Vocab, MinusOneMeansNoToken) {
   EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::u32(0xFFFFFFFFu)).pad_id, -1);
   EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::i32(-1)).pad_id, -1);
   EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::u32(7)).pad_id, 7);
+  EXPECT_TRUE(read_with("tokenizer.ggml.padding_token_id", GgufValue::u32(7)).add_space_prefix);
+  EXPECT_FALSE(read_with("tokenizer.ggml.add_space_prefix", GgufValue::boolean(false)).add_space_prefix);
   // An absent BOS/EOS of a SentencePiece vocabulary is llama.cpp's default id, as for a missing key.
   EXPECT_EQ(read_with("tokenizer.ggml.eos_token_id", GgufValue::u32(0xFFFFFFFFu)).eos_id, 2);
   const Vocab no_eot = read_with("tokenizer.ggml.eot_token_id", GgufValue::u64(~uint64_t{0}));

@@ -81,6 +81,7 @@ Vocab Vocab::from_gguf(const GgufFile& file) {
   vocab.unk_id = read_id(file, "tokenizer.ggml.unknown_token_id").value_or(spm_default(0));
   vocab.pad_id = read_id(file, "tokenizer.ggml.padding_token_id").value_or(-1);
   vocab.add_bos = file.try_bool("tokenizer.ggml.add_bos_token").value_or(true);
+  vocab.add_space_prefix = file.try_bool("tokenizer.ggml.add_space_prefix").value_or(true);
   vocab.chat_template = file.try_string("tokenizer.chat_template").value_or("");
 
   vocab.eog_ids = standard_eog_ids(vocab);
