@@ -156,11 +156,14 @@ TEST(TinyStories656K, LongerContextThanTrainedWarns) {
             std::string::npos) << r.output;
 }
 
-// llama2.c's checkpoint and tokenizer through import-llama2c: the tensors and the vocabulary of the
-// GGUF from llama.cpp's CI, and run.c's greedy ids.
+// llama2.c's checkpoint and tokenizer through `r1pi-model import-llama2c`: the tensors and the
+// vocabulary of the GGUF from llama.cpp's CI, and run.c's greedy ids.
 TEST(Stories260K, ImportedLlama2cFilesEqualTheGguf) {
   const std::string path = test::scratch_dir("real_stories260k_import") + "/stories260K.gguf";
-  import_llama2c(model_file("stories260K/stories260K.bin"), path, model_file("stories260K/tok512.bin"));
+  const test::CommandResult made = test::run_command(
+      test::bin_dir() + "/r1pi-model import-llama2c " + model_file("stories260K/stories260K.bin") +
+      " --tokenizer " + model_file("stories260K/tok512.bin") + " -o " + path);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
   {
     const GgufFile imported = GgufFile::open(path);
     const GgufFile original = GgufFile::open(model_file("stories260K/stories260K.gguf"));
