@@ -101,7 +101,7 @@ inline void write_file(const std::string& path, const std::vector<uint8_t>& byte
   ASSERT_TRUE(out.good()) << path;
 }
 
-inline std::vector<uint8_t> read_file(const std::string& path) {
+inline std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }

@@ -56,7 +56,7 @@ TEST_F(GgufTest, RefusesBigEndianFile) {
 
 TEST_F(GgufTest, RefusesEveryTruncation) {
   std::string p = write_varied_file("full.gguf");
-  std::vector<uint8_t> full = read_file(p);
+  std::vector<uint8_t> full = read_bytes(p);
   GgufFile file = GgufFile::open(p);
   uint64_t data_end = 0;
   for (const GgufTensorInfo& t : file.tensors()) {
@@ -236,7 +236,7 @@ TEST_F(GgufTest, RefusesBadAlignmentValues) {
 // files have all their values rendered and tensor bytes read, so that a bad bound would show.
 TEST_F(GgufTest, SurvivesRandomByteFlips) {
   std::string p = write_varied_file("valid.gguf");
-  std::vector<uint8_t> valid = read_file(p);
+  std::vector<uint8_t> valid = read_bytes(p);
   std::string damaged_path = path("damaged.gguf");
   std::mt19937 rng(2024);
   int loaded = 0, refused = 0;

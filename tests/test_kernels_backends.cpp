@@ -20,6 +20,7 @@
 #include <random>
 #include <regex>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "ggml/fp16.h"
@@ -689,7 +690,8 @@ TEST(Backends, AxpySameBytes) {
 
 const std::string& tiny_model() {
   static const std::string path = [] {
-    std::string p = test::scratch_dir("kernels-backends") + "/tiny.gguf";
+    // ctest runs these tests as parallel processes: each makes its own copy.
+    std::string p = test::scratch_dir("kernels-backends-" + std::to_string(getpid())) + "/tiny.gguf";
     MakeOptions o;
     o.preset = "tiny";
     o.seed = 3;

@@ -26,12 +26,8 @@ namespace r1pi {
 namespace {
 
 using test::error_of;
+using test::read_file;
 using test::scratch_dir;
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 MakeOptions quiet(MakeOptions o = {}) {
   o.progress = false;
@@ -111,9 +107,9 @@ TEST(MakeModel, SameSeedSameBytesOtherSeedOtherBytes) {
   make_model(o, dir + "/b.gguf");
   o.seed = 2;
   make_model(o, dir + "/c.gguf");
-  const std::string a = read_bytes(dir + "/a.gguf");
-  EXPECT_EQ(a, read_bytes(dir + "/b.gguf"));
-  const std::string c = read_bytes(dir + "/c.gguf");
+  const std::string a = read_file(dir + "/a.gguf");
+  EXPECT_EQ(a, read_file(dir + "/b.gguf"));
+  const std::string c = read_file(dir + "/c.gguf");
   ASSERT_EQ(a.size(), c.size());
   EXPECT_NE(a, c);
 }
@@ -224,7 +220,7 @@ TEST(ImportLlama2c, Stories260KCopiesEveryFloat) {
   EXPECT_EQ(f.get_u32("general.file_type"), 0u);
 
   // Offsets (in floats, after the 28-byte header) of three tensors in llama2.c's layout.
-  const std::string bytes = read_bytes(ckpt);
+  const std::string bytes = read_file(ckpt);
   auto floats_at = [&](uint64_t offset) { return bytes.data() + 28 + 4 * offset; };
   const uint64_t embd = 0;
   const uint64_t w3_last = kVocab * kDim + kLayers * kDim + kLayers * (2 * kDim * kDim + 2 * kKv * kDim) +
@@ -284,7 +280,7 @@ TEST(ImportLlama2c, ReadsTokenizerBin) {
 
 TEST(ImportLlama2c, RejectsTruncatedAndForeignFiles) {
   const std::string dir = scratch_dir("import_bad");
-  const std::string bytes = read_bytes(test::shared_data("stories260K.bin"));
+  const std::string bytes = read_file(test::shared_data("stories260K.bin"));
   std::ofstream(dir + "/short.bin", std::ios::binary).write(bytes.data(), 100000);
   const std::string truncated = error_of([&] { import_llama2c(dir + "/short.bin", dir + "/a.gguf"); });
   EXPECT_NE(truncated.find("short.bin"), std::string::npos) << truncated;
@@ -308,6 +304,7 @@ struct TinyFile {
   std::string reshape_tensor;  // gets one extra row
   bool llama3_keys = false;
   std::vector<float> rope_freqs;
+  uint32_t experts = 0;  // llama.expert_count, written when not 0
 
   // The tensors are the architecture table's (rope_freqs only when given), zero-filled.
   std::string write(const std::string& path) const {
@@ -324,6 +321,7 @@ struct TinyFile {
     w.add("llama.attention.head_count", GgufValue::u32(heads));
     w.add("llama.attention.head_count_kv", GgufValue::u32(1));
     w.add("llama.vocab_size", GgufValue::u32(vocab));
+    if (experts) w.add("llama.expert_count", GgufValue::u32(experts));
     if (llama3_keys) {
       w.add("llama.rope.scaling.type", GgufValue::string("llama3"));
       w.add("llama.rope.scaling.factor", GgufValue::f32(8));
@@ -403,6 +401,11 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheProblem) {
   TinyFile heads;
   heads.heads = 3;
   EXPECT_NE(config_error(heads, "heads").find("not divisible by 3 heads"), std::string::npos);
+
+  TinyFile moe;
+  moe.experts = 8;
+  EXPECT_NE(config_error(moe, "moe").find("mixture-of-experts model (llama.expert_count = 8)"),
+            std::string::npos);
 }
 
 TEST(LlamaConfig, Llama3FactorsMatchLlama31) {

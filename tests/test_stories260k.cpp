@@ -1,5 +1,8 @@
 // stories260K (llama2.c checkpoint, GQA 8:4, F32) imported with import_llama2c and run by r1pi,
 // against the outputs of karpathy/llama2.c run.c recorded in shared/data (README sections 1-2).
+// That file is the rearranged copy, whose output is no story; it stays because run.c's logits and
+// margins were recorded for it only, a finer check than greedy ids. The trained originals (models/,
+// section 9) are run in test_real_models.cpp.
 //
 // The model is all F32, so no activation is quantised: r1pi and run.c differ only in the order of
 // float operations and in exp (r1pi's polynomial vs libm), a few 1e-6 on logits of ~10. Hence the

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +75,32 @@ std::vector<float> chunked_logits(const LoadedModel& m, const std::vector<int32_
     out.insert(out.end(), lg.begin(), lg.end());
   }
   return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << path;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::vector<VocabCase> llama_cpp_vocab_cases(const std::string& name) {
+  const std::string inp = read_file(shared_data(name + ".inp"));
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<VocabCase> cases;
+  for (size_t begin = 0, end; (end = inp.find(separator, begin)) != std::string::npos;
+       begin = end + separator.size()) {
+    cases.push_back({inp.substr(begin, end - begin), {}});
+  }
+  std::istringstream out(read_file(shared_data(name + ".out")));
+  std::string line;
+  for (VocabCase& c : cases) {
+    std::getline(out, line);
+    std::istringstream ids(line);
+    for (int32_t id; ids >> id;) c.ids.push_back(id);
+  }
+  return cases;
 }
 
 }  // namespace r1pi::test

@@ -1,5 +1,6 @@
 // Helpers shared by the tests: where the external data lives, where the built programs are,
-// scratch folders, and running a program to look at its exit code and output.
+// scratch folders, running a program to look at its exit code and output, and llama.cpp's
+// tokenizer vectors.
 #pragma once
 #include <bit>
 #include <cstdint>
@@ -44,5 +45,18 @@ std::string make_model_file(const std::string& name, MakeOptions options);
 // batch, one by one, or anything between).
 std::vector<float> chunked_logits(const LoadedModel& model, const std::vector<int32_t>& tokens,
                                   int chunk, ThreadPool& pool);
+
+// The whole file's bytes; a test failure (and "") if it cannot be read.
+std::string read_file(const std::string& path);
+
+// One of llama.cpp's tokenizer test vectors: a text and the ids it encodes to (no BOS, special
+// tokens not parsed).
+struct VocabCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+// llama.cpp's NAME.inp / NAME.out pair in the shared data (texts separated by
+// "\n__ggml_vocab_test__\n"; one line of ids per text).
+std::vector<VocabCase> llama_cpp_vocab_cases(const std::string& name);
 
 }  // namespace r1pi::test

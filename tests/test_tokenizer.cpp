@@ -1,27 +1,20 @@
 // The Llama 3 byte-level BPE tokenizer against published vectors (llama.cpp's and 91 more checked
-// with two independent implementations), plus DeepSeek-R1 special tokens and streaming decode.
+// with two independent implementations), plus DeepSeek-R1 special tokens and streaming decode; the
+// Llama 2 SentencePiece vocabulary against llama.cpp's vectors.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/error.h"
+#include "gguf/gguf_file.h"
 #include "test_support.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "tokenizer/tokenizer.h"
 
 namespace r1pi {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << path;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // Loading tokenizer.json takes about a second: each naming is loaded once for the whole suite.
 const Tokenizer& tokenizer(SpecialTokenNames names) {
@@ -35,31 +28,11 @@ const Tokenizer& tokenizer(SpecialTokenNames names) {
 const Tokenizer& llama3() { return tokenizer(SpecialTokenNames::Llama3); }
 const Tokenizer& deepseek() { return tokenizer(SpecialTokenNames::DeepSeekR1); }
 
-struct Case {
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-std::vector<Case> llama_cpp_cases() {
-  const std::string inp = read_file(test::shared_data("ggml-vocab-llama-bpe.gguf.inp"));
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<Case> cases;
-  for (size_t begin = 0, end; (end = inp.find(separator, begin)) != std::string::npos;
-       begin = end + separator.size()) {
-    cases.push_back({inp.substr(begin, end - begin), {}});
-  }
-  std::istringstream out(read_file(test::shared_data("ggml-vocab-llama-bpe.gguf.out")));
-  std::string line;
-  for (Case& c : cases) {
-    std::getline(out, line);
-    std::istringstream ids(line);
-    for (int32_t id; ids >> id;) c.ids.push_back(id);
-  }
-  return cases;
-}
+using Case = test::VocabCase;
 
 std::vector<Case> extra_cases() {
-  const auto doc = nlohmann::json::parse(read_file(test::shared_data("llama3_bpe_extra_vectors.json")));
+  const auto doc =
+      nlohmann::json::parse(test::read_file(test::shared_data("llama3_bpe_extra_vectors.json")));
   std::vector<Case> cases;
   for (const auto& c : doc.at("cases")) cases.push_back({c.at("text"), c.at("ids")});
   return cases;
@@ -74,9 +47,27 @@ void expect_vectors(const std::vector<Case>& cases, size_t expected_count) {
   }
 }
 
-TEST(Llama3Tokenizer, MatchesLlamaCppVectors) { expect_vectors(llama_cpp_cases(), 46); }
+TEST(Llama3Tokenizer, MatchesLlamaCppVectors) {
+  expect_vectors(test::llama_cpp_vocab_cases("ggml-vocab-llama-bpe.gguf"), 46);
+}
 
 TEST(Llama3Tokenizer, MatchesExtraVectors) { expect_vectors(extra_cases(), 91); }
+
+// llama.cpp's vectors for the Llama 2 SentencePiece vocabulary (a vocabulary-only GGUF): the
+// space prefix, runs of spaces, byte fallback for characters the vocabulary lacks, digits one by
+// one. Decoding gives the text back with the space prefix.
+TEST(Llama2SpmTokenizer, MatchesLlamaCppVectors) {
+  const Tokenizer t(Vocab::from_gguf(GgufFile::open(test::shared_data("ggml-vocab-llama-spm.gguf"))));
+  EXPECT_EQ(t.n_vocab(), 32000);
+  const std::vector<Case> cases = test::llama_cpp_vocab_cases("ggml-vocab-llama-spm.gguf");
+  ASSERT_EQ(cases.size(), 46u);
+  for (const Case& c : cases) {
+    const std::vector<int32_t> ids = t.encode(c.text, false, false);
+    EXPECT_EQ(ids, c.ids) << "text: '" << c.text << "'";
+    EXPECT_EQ(t.decode(ids), c.text.empty() ? "" : " " + c.text);
+  }
+  EXPECT_EQ(t.encode("Hello world", true, false), (std::vector<int32_t>{1, 15043, 3186}));
+}
 
 TEST(Llama3Tokenizer, VocabularyLayout) {
   const Tokenizer& t = llama3();

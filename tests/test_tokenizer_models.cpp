@@ -83,6 +83,17 @@ TEST(SpmTokenizer, SpecialTokensRestartTheSpacePrefix) {
   EXPECT_EQ(t.encode("</s>", false, true), Ids{2});
 }
 
+TEST(SpmTokenizer, NoSpacePrefixWhenTheVocabularySaysSo) {
+  SpmFixture f;
+  const int32_t h = f.add("h", -2), space_h = f.add("▁h", -3);
+  f.add("▁", -1);
+  f.vocab.add_space_prefix = false;
+  const Tokenizer t(f.vocab);
+  EXPECT_EQ(t.encode("h h", false, false), (Ids{h, space_h}));
+  EXPECT_EQ(t.encode("h</s>h", false, true), (Ids{h, 2, h}));
+  EXPECT_EQ(t.decode(t.encode("h h", false, false)), "h h");
+}
+
 TEST(SpmTokenizer, UnknownWithoutByteTokens) {
   Vocab v;
   v.model = "llama";
@@ -266,6 +277,41 @@ TEST(Vocab, FromGguf) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("bad.gguf"), std::string::npos) << e.what();
+  }
+}
+
+// llama.cpp's converters write -1 for an absent special token (0xFFFFFFFF as UINT32, as in the
+// stories260K.gguf that llama.cpp's CI runs); other ids outside the vocabulary stay errors.
+TEST(Vocab, MinusOneMeansNoToken) {
+  const std::string dir = test::scratch_dir("vocab_minus_one");
+  const Vocab v = small_bpe({"a b"});
+  auto read_with = [&](const char* key, GgufValue value) {
+    GgufWriter w;
+    w.add("tokenizer.ggml.model", GgufValue::string("llama"));
+    w.add("tokenizer.ggml.tokens", GgufValue::string_array(v.tokens));
+    w.add(key, std::move(value));
+    w.add("tokenizer.ggml.seperator_token_id", GgufValue::u32(0xFFFFFFFFu));
+    const std::string path = dir + "/" + key + ".gguf";
+    w.open(path);
+    w.close();
+    return Vocab::from_gguf(GgufFile::open(path));
+  };
+  EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::u32(0xFFFFFFFFu)).pad_id, -1);
+  EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::i32(-1)).pad_id, -1);
+  EXPECT_EQ(read_with("tokenizer.ggml.padding_token_id", GgufValue::u32(7)).pad_id, 7);
+  EXPECT_TRUE(read_with("tokenizer.ggml.padding_token_id", GgufValue::u32(7)).add_space_prefix);
+  EXPECT_FALSE(read_with("tokenizer.ggml.add_space_prefix", GgufValue::boolean(false)).add_space_prefix);
+  // An absent BOS/EOS of a SentencePiece vocabulary is llama.cpp's default id, as for a missing key.
+  EXPECT_EQ(read_with("tokenizer.ggml.eos_token_id", GgufValue::u32(0xFFFFFFFFu)).eos_id, 2);
+  const Vocab no_eot = read_with("tokenizer.ggml.eot_token_id", GgufValue::u64(~uint64_t{0}));
+  EXPECT_EQ(no_eot.eog_ids, Ids{2});
+  for (GgufValue bad : {GgufValue::i32(-2), GgufValue::u32(0xFFFFFFFEu), GgufValue::u32(261)}) {
+    try {
+      read_with("tokenizer.ggml.padding_token_id", bad);
+      FAIL() << "expected an error for " << bad.to_display_string();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("padding"), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -139,6 +139,11 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& file) {
   const std::string arch = file.get_string("general.architecture");
   if (arch != llama_architecture().name)
     throw Error(path + ": unknown architecture '" + arch + "' (r1pi runs llama)");
+  // Mixtral-style files say "llama" too; their expert tensors would only show up as missing ffn_*.
+  if (const uint64_t experts = file.try_u64("llama.expert_count").value_or(0); experts > 0) {
+    throw Error(path + ": a mixture-of-experts model (llama.expert_count = " + std::to_string(experts) +
+                "); r1pi runs dense Llama models");
+  }
 
   LlamaConfig c;
   c.arch = &llama_architecture();

@@ -49,19 +49,21 @@ struct Tokenizer::Impl {
   }
 
   // llama.cpp's SentencePiece rule: raw text at the start or right after a special token gets a
-  // leading space, so that "Hello" encodes as "▁Hello" like a word inside a sentence.
+  // leading space, so that "Hello" encodes as "▁Hello" like a word inside a sentence (unless the
+  // vocabulary says add_space_prefix = false, as converted SentencePiece models without
+  // add_dummy_prefix do).
   void encode_spm(const std::vector<Fragment>& fragments, std::vector<int32_t>& out) const {
-    bool after_special = true;
+    bool space_first = vocab.add_space_prefix;
     for (const Fragment& fragment : fragments) {
       if (fragment.id >= 0) {
         out.push_back(fragment.id);
-        after_special = true;
+        space_first = vocab.add_space_prefix;
         continue;
       }
-      std::string text = after_special ? " " : "";
+      std::string text = space_first ? " " : "";
       text += fragment.text;
       spm->encode(spm_escape_spaces(text), out);
-      after_special = false;
+      space_first = false;
     }
   }
 

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_value.h"
 #include "tokenizer/eog_tokens.h"
 
 namespace r1pi {
@@ -12,15 +13,29 @@ namespace {
 
 constexpr int32_t kLastTokenType = static_cast<int32_t>(TokenType::BYTE);
 
-// An optional token id key; ids beyond int32 can never index a vocabulary.
+// llama.cpp's converters write -1 for a special token the model does not have; stored as UINT32
+// it reads 0xFFFFFFFF (stories260K.gguf, the file llama.cpp's CI runs, has it for padding and
+// separator). llama.cpp then keeps its default for that token, as if the key were missing.
+bool means_no_token(const GgufValue& value) {
+  if (!value.is_integer()) return false;
+  const bool is_signed = value.type == GgufValueType::INT8 || value.type == GgufValueType::INT16 ||
+                         value.type == GgufValueType::INT32 || value.type == GgufValueType::INT64;
+  return is_signed ? value.i == -1
+                   : value.u == std::numeric_limits<uint32_t>::max() ||
+                         value.u == std::numeric_limits<uint64_t>::max();
+}
+
+// An optional token id key: missing or -1 is none; any other id beyond int32 can never index a
+// vocabulary (ids inside int32 but past the vocabulary are refused by Vocab::validate).
 std::optional<int32_t> read_id(const GgufFile& file, std::string_view key) {
-  const std::optional<uint64_t> value = file.try_u64(key);
-  if (!value) return std::nullopt;
-  if (*value > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
-    throw Error(file.path() + ": " + std::string(key) + " = " + std::to_string(*value) +
+  const GgufValue* stored = file.find(key);
+  if (!stored || means_no_token(*stored)) return std::nullopt;
+  const uint64_t value = file.get_u64(key);  // refuses non-integers and other negative values
+  if (value > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    throw Error(file.path() + ": " + std::string(key) + " = " + std::to_string(value) +
                 " is not a token id");
   }
-  return static_cast<int32_t>(*value);
+  return static_cast<int32_t>(value);
 }
 
 void check_id(const std::string& context, const char* what, int64_t id, size_t n_tokens) {
@@ -55,7 +70,8 @@ Vocab Vocab::from_gguf(const GgufFile& file) {
   if (file.has("tokenizer.ggml.scores")) vocab.scores = file.get_f32_array("tokenizer.ggml.scores");
   if (file.has("tokenizer.ggml.merges")) vocab.merges = file.get_string_array("tokenizer.ggml.merges");
 
-  // SentencePiece files written before these keys existed use llama.cpp's fixed ids.
+  // SentencePiece files without these keys (or with -1 in them) use llama.cpp's fixed ids. The
+  // separator, class, mask and fill-in-the-middle ids are not read: nothing in r1pi uses them.
   const bool spm = vocab.model == "llama";
   auto spm_default = [&](int32_t id) {
     return spm && static_cast<size_t>(id) < vocab.tokens.size() ? id : -1;
@@ -65,6 +81,7 @@ Vocab Vocab::from_gguf(const GgufFile& file) {
   vocab.unk_id = read_id(file, "tokenizer.ggml.unknown_token_id").value_or(spm_default(0));
   vocab.pad_id = read_id(file, "tokenizer.ggml.padding_token_id").value_or(-1);
   vocab.add_bos = file.try_bool("tokenizer.ggml.add_bos_token").value_or(true);
+  vocab.add_space_prefix = file.try_bool("tokenizer.ggml.add_space_prefix").value_or(true);
   vocab.chat_template = file.try_string("tokenizer.chat_template").value_or("");
 
   vocab.eog_ids = standard_eog_ids(vocab);

@@ -26,6 +26,8 @@ struct Vocab {
   int32_t unk_id = -1;
   int32_t pad_id = -1;
   bool add_bos = true;
+  bool add_space_prefix = true;        // SentencePiece: a space before text at the start or after a
+                                       // special token (tokenizer.ggml.add_space_prefix)
   std::vector<int32_t> eog_ids;        // end-of-generation ids (eos plus any eot); empty: {eos}
   std::string chat_template;           // tokenizer.chat_template, may be empty
 

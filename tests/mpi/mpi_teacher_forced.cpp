@@ -2,6 +2,7 @@
 //
 //   mpirun -np N mpi_teacher_forced MODEL [--tokens 128] [--chunk 32] [--threads 1]
 //                                         [--sync allgather|allreduce] [--min-agreement 0.99]
+//                                         [--ids-from greedy.runc.txt]
 //
 // Every rank loads its shard (Shard::for_rank, as r1pi's jobs) and runs LlamaForward over one
 // fixed token sequence with LogitsFor::All, combining partial sums with r1pi's Q8_0Sync. Rank 0
@@ -38,6 +39,11 @@
 // Top-1 (argmax, ties to the lower id) must agree on at least --min-agreement of the positions. A
 // position can flip only where the one-rank margin between its best two logits is below twice
 // the largest logit difference; the largest such margin is printed.
+//
+// The sequence is pseudo-random ids by default. A trained model is unsure what follows random ids,
+// so many of its margins are small there (stories260K, 4 ranks: 9 of 512 flipped, all with margins
+// below 0.04); --ids-from gives it the text it writes instead: the prompts and greedy ids of a
+// models/*/greedy.*.txt file, one after the other.
 #include <mpi.h>
 
 #include <algorithm>
@@ -46,6 +52,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +78,7 @@ struct Args {
   int tokens = 128, chunk = 32, threads = 1;
   std::string sync = "allgather";
   double min_agreement = 0.99;
+  std::string ids_from;
 };
 
 Args parse_args(int argc, char** argv) {
@@ -85,12 +94,32 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--threads") a.threads = std::stoi(value());
     else if (s == "--sync") a.sync = value();
     else if (s == "--min-agreement") a.min_agreement = std::stod(value());
+    else if (s == "--ids-from") a.ids_from = value();
     else if (!s.empty() && s[0] != '-' && a.model.empty()) a.model = s;
     else throw Error("unknown argument '" + s + "'");
   }
   if (a.model.empty()) throw Error("usage: mpi_teacher_forced MODEL [--tokens N] [--chunk C] ...");
   if (a.tokens < 2 || a.chunk < 1) throw Error("--tokens must be >= 2 and --chunk >= 1");
   return a;
+}
+
+// The first n ids of a greedy.*.txt file's JSON lines: each prompt's tokens, then its greedy ids.
+std::vector<int32_t> greedy_file_ids(const std::string& path, int n, uint32_t n_vocab) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open");
+  std::vector<int32_t> ids;
+  for (std::string line; std::getline(in, line) && int(ids.size()) < n;) {
+    if (line.empty() || line[0] != '{') continue;
+    const nlohmann::json j = nlohmann::json::parse(line);
+    for (const char* key : {"prompt_tokens", "gen_ids"})
+      for (int32_t id : j.at(key).get<std::vector<int32_t>>()) ids.push_back(id);
+  }
+  if (int(ids.size()) < n) throw Error(path + ": fewer than " + std::to_string(n) + " ids");
+  ids.resize(size_t(n));
+  for (int32_t id : ids)
+    if (id < 0 || uint32_t(id) >= n_vocab)
+      throw Error(path + ": id " + std::to_string(id) + " is not in the model's vocabulary");
+  return ids;
 }
 
 // The fixed token sequence: a 64-bit LCG over the whole vocabulary.
@@ -250,7 +279,9 @@ int run(int argc, char** argv, const MpiWorld& world) {
   if (!all_succeeded(world, error)) return 1;
   const LlamaConfig& config = shard->config;
   const uint32_t V = config.n_vocab;
-  const std::vector<int32_t> tokens = token_sequence(args.tokens, V);
+  const std::vector<int32_t> tokens = args.ids_from.empty()
+                                          ? token_sequence(args.tokens, V)
+                                          : greedy_file_ids(args.ids_from, args.tokens, V);
   const int n_pos = args.tokens;
 
   // ---- the N-rank runs: Q8_0Sync as r1pi uses it, then the probes ----
