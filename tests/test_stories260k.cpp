@@ -22,8 +22,6 @@
 #include <vector>
 
 #include "eigen_reference.h"
-#include "layers/llama_forward.h"
-#include "layers/shard_sync.h"
 #include "model/model_loader.h"
 #include "neon/kernels.h"
 #include "common/thread_pool.h"
@@ -76,18 +74,8 @@ const json& find_case(const std::string& name) {
 
 // Logits of every position, fed in chunks of `chunk` tokens.
 std::vector<float> logits(const std::vector<int32_t>& tokens, int chunk) {
-  const LoadedModel& m = model();
-  NoSync sync;
-  const int T = int(tokens.size());
-  LlamaForward f(m.config, m.weights, m.shard, T, pool(), sync);
-  std::vector<float> out;
-  for (int pos = 0; pos < T; pos += chunk) {
-    const int n = std::min(chunk, T - pos);
-    const std::vector<float>& lg = f.forward(tokens.data() + pos, n, pos,
-                                                n == 1 ? LogitsFor::Last : LogitsFor::All);
-    EXPECT_EQ(lg.size(), size_t(n) * kVocab);
-    out.insert(out.end(), lg.begin(), lg.end());
-  }
+  std::vector<float> out = test::chunked_logits(model(), tokens, chunk, pool());
+  EXPECT_EQ(out.size(), tokens.size() * kVocab);
   return out;
 }
 
