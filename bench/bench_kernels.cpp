@@ -127,7 +127,7 @@ std::vector<r1pi::block_q8_0> activations(const Kernels& k, int64_t cols, int B)
 // linear.cpp's matmul: chunks of g_chunk rows over the pool, each a kernel call for all B tokens.
 void run_matmul(const Kernels& k, WType t, ThreadPool& p, const uint8_t* w, int64_t rows,
                 int64_t cols, const r1pi::block_q8_0* x, int B, float* out) {
-  void (*kernel)(const MatmulArgs&) = t == WType::Q4_0 ? k.matmul_q4_0_q8_0 : k.matmul_q6_K_q8_0;
+  void (*kernel)(const MatmulArgs&) = t == WType::Q4_0 ? k.q4_0.matmul : k.q6_K.matmul;
   const MatmulArgs args{cols, w, row_bytes(t, cols), 0, 0, reinterpret_cast<const uint8_t*>(x),
                         sizeof(r1pi::block_q8_0) * size_t(cols / 32), B, out, rows};
   p.parallel_for(rows, [&](int64_t r0, int64_t r1) {

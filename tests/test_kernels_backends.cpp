@@ -140,35 +140,13 @@ uint16_t small_half(std::mt19937& rng) {
   return fp32_to_fp16((rng() & 1) ? u(rng) : -u(rng));
 }
 
-enum class WType { Q4_0, Q8_0, Q6_K, F16, F32 };
+size_t row_bytes(GgmlType t, int64_t n) { return ggml_row_bytes(t, uint64_t(n)); }
 
-const char* wname(WType t) {
-  switch (t) {
-    case WType::Q4_0: return "Q4_0";
-    case WType::Q8_0: return "Q8_0";
-    case WType::Q6_K: return "Q6_K";
-    case WType::F16: return "F16";
-    case WType::F32: return "F32";
-  }
-  return "?";
-}
-
-size_t row_bytes(WType t, int64_t n) {
-  switch (t) {
-    case WType::Q4_0: return size_t(n / 32) * sizeof(block_q4_0);
-    case WType::Q8_0: return size_t(n / 32) * sizeof(block_q8_0);
-    case WType::Q6_K: return size_t(n / 256) * sizeof(block_q6_K);
-    case WType::F16: return size_t(n) * 2;
-    case WType::F32: return size_t(n) * 4;
-  }
-  return 0;
-}
-
-bool quantised(WType t) { return t == WType::Q4_0 || t == WType::Q8_0 || t == WType::Q6_K; }
+bool quantised(GgmlType t) { return activation_type(t) == GgmlType::Q8_0; }
 
 // `rows` weight rows of n elements: quantised from normal values (odd rows) or random bytes with
 // random scales (even rows; infinite scales when allow_inf).
-std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937& rng,
+std::vector<uint8_t> weight_rows(GgmlType t, int64_t n, int64_t rows, std::mt19937& rng,
                                  bool allow_inf = false) {
   const size_t rb = row_bytes(t, n);
   std::vector<uint8_t> w(rb * size_t(rows));
@@ -176,7 +154,7 @@ std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937&
     uint8_t* row = w.data() + rb * size_t(r);
     const bool raw = r % 2 == 0;
     switch (t) {
-      case WType::Q4_0: {
+      case GgmlType::Q4_0: {
         auto* blk = reinterpret_cast<block_q4_0*>(row);
         if (!raw) {
           const std::vector<float> v = normal_row(n, rng, 0.02f);
@@ -189,7 +167,7 @@ std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937&
         }
         break;
       }
-      case WType::Q8_0: {
+      case GgmlType::Q8_0: {
         auto* blk = reinterpret_cast<block_q8_0*>(row);
         for (int64_t b = 0; b < n / 32; ++b) {
           blk[b].d = (raw && rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
@@ -198,7 +176,7 @@ std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937&
         }
         break;
       }
-      case WType::Q6_K: {
+      case GgmlType::Q6_K: {
         auto* blk = reinterpret_cast<block_q6_K*>(row);
         if (!raw) {
           const std::vector<float> v = normal_row(n, rng, 0.02f);
@@ -213,12 +191,12 @@ std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937&
         }
         break;
       }
-      case WType::F16: {
+      case GgmlType::F16: {
         auto* h = reinterpret_cast<uint16_t*>(row);
         for (int64_t i = 0; i < n; ++i) h[i] = (i % 3 == 0) ? random_half(rng) : small_half(rng);
         break;
       }
-      case WType::F32: {
+      case GgmlType::F32: {
         std::vector<float> v = normal_row(n, rng);
         for (int64_t i = 0; i < n; i += 7) v[size_t(i)] = (i % 2) ? -0.0f : 0.0f;
         if (raw)
@@ -238,7 +216,7 @@ struct Activations {
   size_t row_bytes = 0;
 };
 
-Activations activations(WType t, int64_t n, int B, std::mt19937& rng, bool extreme) {
+Activations activations(GgmlType t, int64_t n, int B, std::mt19937& rng, bool extreme) {
   Activations a;
   a.row_bytes = quantised(t) ? size_t(n / 32) * sizeof(block_q8_0) : size_t(n) * sizeof(float);
   a.data.resize(a.row_bytes * size_t(B));
@@ -257,51 +235,20 @@ Activations activations(WType t, int64_t n, int B, std::mt19937& rng, bool extre
   return a;
 }
 
-void (*matmul_of(const Kernels& k, WType t))(const MatmulArgs&) {
-  switch (t) {
-    case WType::Q4_0: return k.matmul_q4_0_q8_0;
-    case WType::Q8_0: return k.matmul_q8_0_q8_0;
-    case WType::Q6_K: return k.matmul_q6_K_q8_0;
-    case WType::F16: return k.matmul_f16_f32;
-    case WType::F32: return k.matmul_f32_f32;
-  }
-  return nullptr;
-}
-
-float vec_dot_of(const Kernels& k, WType t, int64_t n, const uint8_t* w, const uint8_t* x) {
-  switch (t) {
-    case WType::Q4_0:
-      return k.vec_dot_q4_0_q8_0(n, reinterpret_cast<const block_q4_0*>(w),
-                                 reinterpret_cast<const block_q8_0*>(x));
-    case WType::Q8_0:
-      return k.vec_dot_q8_0_q8_0(n, reinterpret_cast<const block_q8_0*>(w),
-                                 reinterpret_cast<const block_q8_0*>(x));
-    case WType::Q6_K:
-      return k.vec_dot_q6_K_q8_0(n, reinterpret_cast<const block_q6_K*>(w),
-                                 reinterpret_cast<const block_q8_0*>(x));
-    case WType::F16:
-      return k.vec_dot_f16_f32(n, reinterpret_cast<const uint16_t*>(w),
-                               reinterpret_cast<const float*>(x));
-    case WType::F32:
-      return k.vec_dot_f32(n, reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(x));
-  }
-  return 0.0f;
-}
-
 // Rows [r0, r1) x B tokens into an output with a wider stride; every element (the ones outside
 // [r0, r1) keep their sentinel) must equal the scalar product's bytes.
-::testing::AssertionResult check_matmul(const Kernels& k, WType t, int64_t n, int64_t rows,
+::testing::AssertionResult check_matmul(const Kernels& k, GgmlType t, int64_t n, int64_t rows,
                                         const std::vector<uint8_t>& w, const Activations& x, int B,
                                         int64_t r0, int64_t r1) {
   const int64_t stride = rows + 3;
   const float sentinel = from_bits(0x7fc0beefu);
   std::vector<float> got(size_t(stride) * size_t(B), sentinel), want = got;
   MatmulArgs a{n, w.data(), row_bytes(t, n), r0, r1, x.data.data(), x.row_bytes, B, got.data(), stride};
-  matmul_of(k, t)(a);
+  for_type(k, t).matmul(a);
   a.out = want.data();
-  matmul_of(S(), t)(a);
+  for_type(S(), t).matmul(a);
   return same_floats(got.data(), want.data(), got.size())
-         << " (" << k.name << " " << wname(t) << " n=" << n << " B=" << B << " rows " << r0 << ".."
+         << " (" << k.name << " " << ggml_type_name(t) << " n=" << n << " B=" << B << " rows " << r0 << ".."
          << r1 << ")";
 }
 
@@ -391,8 +338,8 @@ TEST(Backends, QuantizeQ8_0ExtremeScales) {
 TEST(Backends, QuantDotsSameBytes) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(3);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K}) {
-      const std::vector<int64_t> lengths = t == WType::Q6_K ? std::vector<int64_t>{256, 768, 4096 + 256}
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K}) {
+      const std::vector<int64_t> lengths = t == GgmlType::Q6_K ? std::vector<int64_t>{256, 768, 4096 + 256}
                                                             : std::vector<int64_t>{32, 96, 288, 4096 + 32};
       for (int64_t n : lengths) {
         for (int rep = 0; rep < 6; ++rep) {
@@ -400,9 +347,9 @@ TEST(Backends, QuantDotsSameBytes) {
           const Activations x = activations(t, n, 1, rng, rep % 2 == 1);
           for (int r = 0; r < 2; ++r) {
             const uint8_t* wr = w.data() + row_bytes(t, n) * size_t(r);
-            const float got = vec_dot_of(*k, t, n, wr, x.data.data());
-            const float want = vec_dot_of(S(), t, n, wr, x.data.data());
-            ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " " << wname(t) << " n=" << n;
+            const float got = for_type(*k, t).vec_dot(n, wr, x.data.data());
+            const float want = for_type(S(), t).vec_dot(n, wr, x.data.data());
+            ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " " << ggml_type_name(t) << " n=" << n;
           }
         }
       }
@@ -413,8 +360,8 @@ TEST(Backends, QuantDotsSameBytes) {
 TEST(Backends, InfiniteWeightScales) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(19);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K}) {
-      const int64_t n = t == WType::Q6_K ? 512 : 128;
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K}) {
+      const int64_t n = t == GgmlType::Q6_K ? 512 : 128;
       const std::vector<uint8_t> w = weight_rows(t, n, 8, rng, true);
       const Activations x = activations(t, n, 3, rng, true);
       EXPECT_TRUE(check_matmul(*k, t, n, 8, w, x, 3, 0, 8));
@@ -426,8 +373,8 @@ TEST(Backends, InfiniteWeightScales) {
 TEST(Backends, MatmulEveryBatchAndRowRange) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(7);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K, WType::F16, WType::F32}) {
-      const int64_t n = t == WType::Q6_K ? 512 : (quantised(t) ? 96 : 13);
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
+      const int64_t n = t == GgmlType::Q6_K ? 512 : (quantised(t) ? 96 : 13);
       const int64_t rows = 23;
       const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
       for (int B = 1; B <= 17; ++B) {
@@ -443,9 +390,9 @@ TEST(Backends, MatmulEveryBatchAndRowRange) {
 TEST(Backends, MatmulLongRowsLargeBatches) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(9);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K, WType::F16, WType::F32}) {
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
       const std::vector<int64_t> lengths =
-          t == WType::Q6_K ? std::vector<int64_t>{256, 4096 + 256}
+          t == GgmlType::Q6_K ? std::vector<int64_t>{256, 4096 + 256}
                            : (quantised(t) ? std::vector<int64_t>{32, 288, 4096 + 32}
                                            : std::vector<int64_t>{1, 7, 100, 4101});
       for (int64_t n : lengths) {
@@ -465,21 +412,21 @@ TEST(Backends, MatmulLongRowsLargeBatches) {
 TEST(Backends, MatmulElementsEqualVecDot) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(13);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K, WType::F16, WType::F32}) {
-      const int64_t n = t == WType::Q6_K ? 768 : (quantised(t) ? 320 : 45);
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
+      const int64_t n = t == GgmlType::Q6_K ? 768 : (quantised(t) ? 320 : 45);
       const int64_t rows = 11;
       const int B = 12;
       const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
       const Activations x = activations(t, n, B, rng, false);
       std::vector<float> out(size_t(rows) * B);
-      matmul_of(*k, t)({n, w.data(), row_bytes(t, n), 0, rows, x.data.data(), x.row_bytes, B,
+      for_type(*k, t).matmul({n, w.data(), row_bytes(t, n), 0, rows, x.data.data(), x.row_bytes, B,
                         out.data(), rows});
       for (int b = 0; b < B; ++b)
         for (int64_t r = 0; r < rows; ++r) {
-          const float d = vec_dot_of(*k, t, n, w.data() + row_bytes(t, n) * size_t(r),
+          const float d = for_type(*k, t).vec_dot(n, w.data() + row_bytes(t, n) * size_t(r),
                                      x.data.data() + x.row_bytes * size_t(b));
           ASSERT_TRUE(same_floats(&out[size_t(b) * rows + size_t(r)], &d, 1))
-              << k->name << " " << wname(t) << " row " << r << " token " << b;
+              << k->name << " " << ggml_type_name(t) << " row " << r << " token " << b;
         }
     }
   }
@@ -506,8 +453,8 @@ TEST(Backends, FloatDotsSameBytes) {
         ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " f32 n=" << n;
         std::vector<uint16_t> h(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) h[size_t(i)] = i % 4 ? fp32_to_fp16(a[size_t(i)]) : random_half(rng);
-        got = k->vec_dot_f16_f32(n, h.data(), b.data());
-        want = S().vec_dot_f16_f32(n, h.data(), b.data());
+        got = k->f16.vec_dot(n, h.data(), b.data());
+        want = S().f16.vec_dot(n, h.data(), b.data());
         ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " f16 n=" << n;
       }
     }

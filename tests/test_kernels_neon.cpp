@@ -157,12 +157,12 @@ TEST(KernelsNeon, DotQ8_0) {
         // Random bytes (int8 -128 on both sides) and real activations.
         const auto w = random_blocks<block_q8_0>(size_t(nb), seed * 100 + uint32_t(nb));
         const auto x = random_blocks<block_q8_0>(size_t(nb), seed * 100 + uint32_t(nb) + 1);
-        const float want = S().vec_dot_q8_0_q8_0(nb * 32, w.data(), x.data());
-        const float got = k->vec_dot_q8_0_q8_0(nb * 32, w.data(), x.data());
+        const float want = S().q8_0.vec_dot(nb * 32, w.data(), x.data());
+        const float got = k->q8_0.vec_dot(nb * 32, w.data(), x.data());
         ASSERT_EQ(bits(got), bits(want)) << k->name << " nb=" << nb << " " << got << " vs " << want;
         const auto xq = quantize_q8_0(random_row(nb * 32, seed + 5, 2.0f));
-        ASSERT_EQ(bits(k->vec_dot_q8_0_q8_0(nb * 32, w.data(), xq.data())),
-                  bits(S().vec_dot_q8_0_q8_0(nb * 32, w.data(), xq.data())));
+        ASSERT_EQ(bits(k->q8_0.vec_dot(nb * 32, w.data(), xq.data())),
+                  bits(S().q8_0.vec_dot(nb * 32, w.data(), xq.data())));
       }
     }
     // All -128: the largest products (16384), every lane sum 65536.
@@ -171,7 +171,7 @@ TEST(KernelsNeon, DotQ8_0) {
       b.d = fp32_to_fp16(1.0f);
       std::memset(b.qs, 0x80, sizeof b.qs);
     }
-    EXPECT_EQ(k->vec_dot_q8_0_q8_0(128, m.data(), m.data()), 4.0f * 32 * 16384);
+    EXPECT_EQ(k->q8_0.vec_dot(128, m.data(), m.data()), 4.0f * 32 * 16384);
   }
 }
 
@@ -181,8 +181,8 @@ TEST(KernelsNeon, DotQ4_0) {
       for (uint32_t seed = 0; seed < 3; ++seed) {
         const auto w = random_blocks<block_q4_0>(size_t(nb), seed * 100 + uint32_t(nb) + 2);
         const auto x = random_blocks<block_q8_0>(size_t(nb), seed * 100 + uint32_t(nb) + 3);
-        const float want = S().vec_dot_q4_0_q8_0(nb * 32, w.data(), x.data());
-        const float got = k->vec_dot_q4_0_q8_0(nb * 32, w.data(), x.data());
+        const float want = S().q4_0.vec_dot(nb * 32, w.data(), x.data());
+        const float got = k->q4_0.vec_dot(nb * 32, w.data(), x.data());
         ASSERT_EQ(bits(got), bits(want)) << k->name << " nb=" << nb << " " << got << " vs " << want;
       }
     }
@@ -192,8 +192,8 @@ TEST(KernelsNeon, DotQ4_0) {
     std::vector<block_q4_0> w(n / 32);
     quantize_row_q4_0_ref(wf.data(), w.data(), n);
     const auto x = quantize_q8_0(random_row(n, 12, 3.0f));
-    EXPECT_EQ(bits(k->vec_dot_q4_0_q8_0(n, w.data(), x.data())),
-              bits(S().vec_dot_q4_0_q8_0(n, w.data(), x.data())));
+    EXPECT_EQ(bits(k->q4_0.vec_dot(n, w.data(), x.data())),
+              bits(S().q4_0.vec_dot(n, w.data(), x.data())));
   }
 }
 
@@ -204,8 +204,8 @@ TEST(KernelsNeon, DotQ6_K) {
         // Random ql, qh and scales (-128 included); finite d.
         const auto w = random_blocks<block_q6_K>(size_t(nsb), seed * 100 + uint32_t(nsb) + 4);
         const auto x = random_blocks<block_q8_0>(size_t(nsb * 8), seed * 100 + uint32_t(nsb) + 5);
-        const float want = S().vec_dot_q6_K_q8_0(nsb * 256, w.data(), x.data());
-        const float got = k->vec_dot_q6_K_q8_0(nsb * 256, w.data(), x.data());
+        const float want = S().q6_K.vec_dot(nsb * 256, w.data(), x.data());
+        const float got = k->q6_K.vec_dot(nsb * 256, w.data(), x.data());
         ASSERT_EQ(bits(got), bits(want)) << k->name << " nsb=" << nsb << " " << got << " vs " << want;
       }
     }
@@ -214,8 +214,8 @@ TEST(KernelsNeon, DotQ6_K) {
     std::vector<block_q6_K> w(n / 256);
     quantize_row_q6_K_ref(wf.data(), w.data(), n);
     const auto x = quantize_q8_0(random_row(n, 14, 3.0f));
-    EXPECT_EQ(bits(k->vec_dot_q6_K_q8_0(n, w.data(), x.data())),
-              bits(S().vec_dot_q6_K_q8_0(n, w.data(), x.data())));
+    EXPECT_EQ(bits(k->q6_K.vec_dot(n, w.data(), x.data())),
+              bits(S().q6_K.vec_dot(n, w.data(), x.data())));
   }
 }
 
@@ -230,15 +230,15 @@ TEST(KernelsNeon, QuantDotsWithEveryFp16Scale) {
     for (uint32_t h = 0; h < 65536; ++h) {
       w8[0].d = w4[0].d = w6[0].d = uint16_t(h);
       x[0].d = uint16_t(h * 7919u);
-      ASSERT_EQ(bits(k->vec_dot_q8_0_q8_0(32, w8.data(), x.data())),
-                bits(S().vec_dot_q8_0_q8_0(32, w8.data(), x.data())))
+      ASSERT_EQ(bits(k->q8_0.vec_dot(32, w8.data(), x.data())),
+                bits(S().q8_0.vec_dot(32, w8.data(), x.data())))
           << k->name << " h=" << h;
-      ASSERT_EQ(bits(k->vec_dot_q4_0_q8_0(32, w4.data(), x.data())),
-                bits(S().vec_dot_q4_0_q8_0(32, w4.data(), x.data())))
+      ASSERT_EQ(bits(k->q4_0.vec_dot(32, w4.data(), x.data())),
+                bits(S().q4_0.vec_dot(32, w4.data(), x.data())))
           << k->name << " h=" << h;
       if (h % 16 == 0) {
-        ASSERT_EQ(bits(k->vec_dot_q6_K_q8_0(256, w6.data(), x6.data())),
-                  bits(S().vec_dot_q6_K_q8_0(256, w6.data(), x6.data())))
+        ASSERT_EQ(bits(k->q6_K.vec_dot(256, w6.data(), x6.data())),
+                  bits(S().q6_K.vec_dot(256, w6.data(), x6.data())))
             << k->name << " h=" << h;
       }
     }
@@ -259,8 +259,8 @@ TEST(KernelsNeon, DotF32AndF16EveryLength) {
           << k->name << " n=" << n;
       std::vector<uint16_t> h(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(a[i] * 0.1f);
-      ASSERT_EQ(bits(k->vec_dot_f16_f32(n, h.data(), b.data())),
-                bits(S().vec_dot_f16_f32(n, h.data(), b.data())))
+      ASSERT_EQ(bits(k->f16.vec_dot(n, h.data(), b.data())),
+                bits(S().f16.vec_dot(n, h.data(), b.data())))
           << k->name << " n=" << n;
     }
   }
@@ -275,8 +275,8 @@ TEST(KernelsNeon, DotF16EveryHalf) {
     for (uint32_t i = 0; i < 65536; i += 8) {
       for (int64_t len : {1, 8, 11}) {
         const int64_t n = std::min<int64_t>(len, 65536 - i);
-        ASSERT_EQ(bits(k->vec_dot_f16_f32(n, h.data() + i, one.data())),
-                  bits(S().vec_dot_f16_f32(n, h.data() + i, one.data())))
+        ASSERT_EQ(bits(k->f16.vec_dot(n, h.data() + i, one.data())),
+                  bits(S().f16.vec_dot(n, h.data() + i, one.data())))
             << k->name << " from " << i << " len " << n;
       }
     }
@@ -325,17 +325,17 @@ TEST(KernelsNeon, MatmulsEqualVecDots) {
       check_matmul(*k, "q8_0", n, rows, reinterpret_cast<const uint8_t*>(w8.data()),
                    sizeof(block_q8_0) * n / 32, xb, xr,
                    [&](const uint8_t* w, const uint8_t* xx) {
-                     return S().vec_dot_q8_0_q8_0(n, reinterpret_cast<const block_q8_0*>(w),
+                     return S().q8_0.vec_dot(n, reinterpret_cast<const block_q8_0*>(w),
                                                   reinterpret_cast<const block_q8_0*>(xx));
                    },
-                   k->matmul_q8_0_q8_0);
+                   k->q8_0.matmul);
       check_matmul(*k, "q4_0", n, rows, reinterpret_cast<const uint8_t*>(w4.data()),
                    sizeof(block_q4_0) * n / 32, xb, xr,
                    [&](const uint8_t* w, const uint8_t* xx) {
-                     return S().vec_dot_q4_0_q8_0(n, reinterpret_cast<const block_q4_0*>(w),
+                     return S().q4_0.vec_dot(n, reinterpret_cast<const block_q4_0*>(w),
                                                   reinterpret_cast<const block_q8_0*>(xx));
                    },
-                   k->matmul_q4_0_q8_0);
+                   k->q4_0.matmul);
     }
     {  // Q6_K, n = 512 (2 super-blocks).
       const int64_t n = 512;
@@ -345,10 +345,10 @@ TEST(KernelsNeon, MatmulsEqualVecDots) {
                    sizeof(block_q6_K) * n / 256, reinterpret_cast<const uint8_t*>(x.data()),
                    sizeof(block_q8_0) * n / 32,
                    [&](const uint8_t* w, const uint8_t* xx) {
-                     return S().vec_dot_q6_K_q8_0(n, reinterpret_cast<const block_q6_K*>(w),
+                     return S().q6_K.vec_dot(n, reinterpret_cast<const block_q6_K*>(w),
                                                   reinterpret_cast<const block_q8_0*>(xx));
                    },
-                   k->matmul_q6_K_q8_0);
+                   k->q6_K.matmul);
     }
     for (int64_t n : {37, 64}) {  // F16 and F32 with and without a tail.
       const std::vector<float> wf = random_row(rows * n, 45);
@@ -362,14 +362,14 @@ TEST(KernelsNeon, MatmulsEqualVecDots) {
                      return S().vec_dot_f32(n, reinterpret_cast<const float*>(w),
                                             reinterpret_cast<const float*>(xx));
                    },
-                   k->matmul_f32_f32);
+                   k->f32.matmul);
       check_matmul(*k, "f16", n, rows, reinterpret_cast<const uint8_t*>(wh.data()),
                    sizeof(uint16_t) * n, xb, sizeof(float) * n,
                    [&](const uint8_t* w, const uint8_t* xx) {
-                     return S().vec_dot_f16_f32(n, reinterpret_cast<const uint16_t*>(w),
+                     return S().f16.vec_dot(n, reinterpret_cast<const uint16_t*>(w),
                                                 reinterpret_cast<const float*>(xx));
                    },
-                   k->matmul_f16_f32);
+                   k->f16.matmul);
     }
   }
 }

@@ -1015,16 +1015,6 @@ float dot_via_matmul(int64_t n, const void* w, const void* x) {
   return out;
 }
 
-float vec_dot_q4_0_q8_0(int64_t n, const block_q4_0* w, const block_q8_0* x) {
-  return dot_via_matmul<matmul_q4_0_q8_0>(n, w, x);
-}
-float vec_dot_q8_0_q8_0(int64_t n, const block_q8_0* w, const block_q8_0* x) {
-  return dot_via_matmul<matmul_q8_0_q8_0>(n, w, x);
-}
-float vec_dot_q6_K_q8_0(int64_t n, const block_q6_K* w, const block_q8_0* x) {
-  return dot_via_matmul<matmul_q6_K_q8_0>(n, w, x);
-}
-
 // ---- float matrix products ----------------------------------------------------------------------
 
 template <bool F16>
@@ -1096,30 +1086,32 @@ void matmul_float(const MatmulArgs& a) {
 void matmul_f16_f32(const MatmulArgs& a) { matmul_float<true>(a); }
 void matmul_f32_f32(const MatmulArgs& a) { matmul_float<false>(a); }
 
+// A quantised type's entries: its matrix product, and vec_dot as the product of one row and token.
+template <void (*Matmul)(const MatmulArgs&)>
+constexpr TypeKernels quant_entries() {
+  return {.vec_dot = dot_via_matmul<Matmul>, .matmul = Matmul};
+}
+
 constexpr Kernels kAvx2 = {
 #if defined(R1PI_AVX512)
-    "avx512-vnni",
+    .name = "avx512-vnni",
 #elif defined(__AVXVNNI__)
-    "avx2-vnni",
+    .name = "avx2-vnni",
 #else
-    "avx2",
+    .name = "avx2",
 #endif
-    quantize_row_q8_0,
-    vec_dot_q4_0_q8_0,
-    vec_dot_q8_0_q8_0,
-    vec_dot_q6_K_q8_0,
-    vec_dot_f16_f32,
-    vec_dot_f32,
-    matmul_q4_0_q8_0,
-    matmul_q8_0_q8_0,
-    matmul_q6_K_q8_0,
-    matmul_f16_f32,
-    matmul_f32_f32,
-    rmsnorm,
-    softmax,
-    silu_mul,
-    rope,
-    axpy,
+    .quantize_row_q8_0 = quantize_row_q8_0,
+    .q4_0 = quant_entries<matmul_q4_0_q8_0>(),
+    .q8_0 = quant_entries<matmul_q8_0_q8_0>(),
+    .q6_K = quant_entries<matmul_q6_K_q8_0>(),
+    .f16 = {.vec_dot = untyped_dot<uint16_t, float, vec_dot_f16_f32>, .matmul = matmul_f16_f32},
+    .f32 = {.vec_dot = untyped_dot<float, float, vec_dot_f32>, .matmul = matmul_f32_f32},
+    .vec_dot_f32 = vec_dot_f32,
+    .rmsnorm = rmsnorm,
+    .softmax = softmax,
+    .silu_mul = silu_mul,
+    .rope = rope,
+    .axpy = axpy,
 };
 
 }  // namespace
