@@ -59,10 +59,7 @@ void matmul_each(std::initializer_list<Product> products, LinearInput& x, Thread
     jobs.push_back({args, for_type(backend, w.type).matmul, total_rows, w.rows});
     total_rows += w.rows;
   }
-  // Rows in chunks: each chunk streams its weight rows once for all B tokens. The pool starts with
-  // long chunks and ends with short ones, down to 1/32 of the rows per thread (at least 16 rows):
-  // long runs for the hardware prefetcher, little waiting at the end. A chunk that spans two
-  // products is one kernel call on each part.
+  // A chunk that spans two products is one kernel call on each part.
   pool.parallel_for(total_rows, [&](int64_t r0, int64_t r1) {
     for (const Job& job : jobs) {
       const int64_t begin = std::max(r0, job.first_row) - job.first_row;
@@ -73,7 +70,14 @@ void matmul_each(std::initializer_list<Product> products, LinearInput& x, Thread
       part.r1 = end;
       job.kernel(part);
     }
-  }, std::max<int64_t>(16, total_rows / (int64_t(pool.size()) * 32)));
+  }, matmul_min_chunk(total_rows, pool.size()));
+}
+
+// Rows in chunks: each chunk streams its weight rows once for all B tokens. The pool starts with
+// long chunks and ends with short ones, down to 1/32 of the rows per thread (at least 16 rows):
+// long runs for the hardware prefetcher, little waiting at the end.
+int64_t matmul_min_chunk(int64_t rows, int threads) {
+  return std::max<int64_t>(16, rows / (int64_t(threads) * 32));
 }
 
 }  // namespace r1pi
