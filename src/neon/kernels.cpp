@@ -10,9 +10,9 @@
 
 namespace r1pi {
 
-// ---- x86: kernels_avx2.cpp is compiled with -mavx2 -mfma -mf16c (kernels_avx2_vnni.cpp with
-// -mavxvnni too, kernels_avx512_vnni.cpp with AVX-512 F/BW/VL/DQ/VNNI), so nothing of them may run
-// before the CPU checks below (baseline code).
+// ---- x86: kernels_avx2.cpp and kernels_x86_*.cpp are compiled with -mavx2 -mfma -mf16c
+// (kernels_avx2_vnni.cpp with -mavxvnni too, kernels_avx512_vnni.cpp with AVX-512
+// F/BW/VL/DQ/VNNI), so nothing of them may run before the CPU checks below (baseline code).
 #if defined(__x86_64__) || defined(__i386__)
 constexpr bool kX86 = true;
 

@@ -121,8 +121,9 @@ const Kernels& kernels();
 const Kernels* kernels_neon();
 const Kernels* kernels_neon_dotprod();
 
-// The x86 AVX2 backend (kernels_avx2.cpp: AVX2 + FMA + F16C); nullptr where this build is not for
-// x86 or the CPU lacks one of the three (checked at run time: the binary itself is baseline x86-64).
+// The x86 AVX2 backend (kernels_avx2.cpp with what every x86 backend shares, kernels_x86.h: AVX2 +
+// FMA + F16C); nullptr where this build is not for x86 or the CPU lacks one of the three (checked
+// at run time: the binary itself is baseline x86-64).
 const Kernels* kernels_avx2();
 // The same with AVX-VNNI (kernels_avx2_vnni.cpp, "avx2-vnni"): nullptr unless the CPU has AVX-VNNI
 // too and the compiler could build for it.
