@@ -19,6 +19,7 @@
 #include "neon/kernels.h"
 #include "ggml/quantize.h"
 #include "ggml/round_even.h"
+#include "test_support.h"
 
 namespace r1pi {
 namespace {
@@ -27,13 +28,8 @@ constexpr double kU = 0x1p-24;  // unit roundoff of float
 
 const Kernels& K() { return kernels_scalar(); }
 
-std::vector<float> random_row(int64_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = normal(rng);
-  return x;
-}
+using test::quantize_q8_0;
+using test::random_row;
 
 // gamma_k = k u / (1 - k u): the classic bound on k successive roundings.
 double gamma_k(int64_t k) { return double(k) * kU / (1.0 - double(k) * kU); }
@@ -101,12 +97,6 @@ Reference reference_dot(const std::vector<float>& w, const std::vector<float>& x
     r.abs_sum += std::fabs(double(w[i]) * x[i]);
   }
   return r;
-}
-
-std::vector<block_q8_0> quantize_q8_0(const std::vector<float>& x) {
-  std::vector<block_q8_0> q(x.size() / 32);
-  quantize_row_q8_0_ref(x.data(), q.data(), int64_t(x.size()));
-  return q;
 }
 
 std::vector<float> dequant(GgmlType type, const void* q, int64_t n) {
