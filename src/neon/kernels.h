@@ -6,7 +6,8 @@
 //   reduce8(a) = ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
 //   fma(a, b, c) is one rounding (std::fma); no other multiply-add is fused (-ffp-contract=off).
 //
-// Quantised dot products (n a multiple of the block size, x quantised with quantize_row_q8_0):
+// Quantised dot products (n a multiple of the block size, x quantised with quantize_row_q8_0, so
+// x.q is never -128: the x86 Q8_0 kernel relies on that):
 //   for each 32-element block b and each lane j in 0..7:
 //     p_bj = exact int32 sum over the block's elements 4j .. 4j+3 of the integer products
 //       (Q4_0: (q - 8) * x.q, element i < 16 being the low nibble of qs[i] and 16 + i its high nibble;
@@ -101,13 +102,6 @@ struct Kernels {
 // without kernels.
 GgmlType activation_type(GgmlType weight);
 const TypeKernels& for_type(const Kernels& backend, GgmlType weight);
-
-// A backend's typed dot product as a TypeKernels::vec_dot. Instantiated with a backend's own
-// (internal) function, so each instance stays in that backend's object file.
-template <class W, class X, float (*Dot)(int64_t, const W*, const X*)>
-float untyped_dot(int64_t n, const void* w, const void* x) {
-  return Dot(n, static_cast<const W*>(w), static_cast<const X*>(x));
-}
 
 // The scalar reference backend: always available, the definition of every result.
 const Kernels& kernels_scalar();

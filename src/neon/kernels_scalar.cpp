@@ -130,6 +130,12 @@ void matmul_by_rows(const MatmulArgs& a) {
               reinterpret_cast<const X*>(a.x + b * a.x_row_bytes));
 }
 
+// A typed dot product as a TypeKernels::vec_dot.
+template <typename W, typename X, float (*Dot)(int64_t, const W*, const X*)>
+float untyped_dot(int64_t n, const void* w, const void* x) {
+  return Dot(n, static_cast<const W*>(w), static_cast<const X*>(x));
+}
+
 template <typename W, typename X, float (*Dot)(int64_t, const W*, const X*)>
 constexpr TypeKernels by_rows() {
   return {.vec_dot = untyped_dot<W, X, Dot>, .matmul = matmul_by_rows<W, X, Dot>};
