@@ -1,5 +1,6 @@
-// Google Benchmark of the matrix products as the engine runs them (rows in chunks of 16 over the
-// thread pool, activations quantised once per input), for every backend of this build and CPU:
+// Google Benchmark of the matrix products as the engine runs them (rows in the chunks that
+// layers/linear.cpp hands the thread pool, activations quantised once per input), for every backend
+// of this build and CPU:
 //
 //   read_bw/threads:T                   the read bandwidth of this run (read_sum.h, 1 GiB)
 //   matvec/<backend>/<type>/RxC/threads:T   B = 1 (decode): weight GB/s and bw_frac, the fraction
@@ -10,7 +11,7 @@
 // so that B = 1 reads memory, not the last-level cache. Shapes are the 8B model's (4096 x 4096:
 // wq/wo; 14336 x 4096: w1/w3; 4096 x 14336: w2; 128256 x 4096 Q6_K: the output matrix).
 // Extra flags: --backends=avx2,scalar (default: all but scalar) --quick (fewer shapes)
-//   --chunk=N rows per pool task (default 16, as layers/linear.cpp).
+//   --chunk=N the shortest pool task in rows (default: linear.cpp's matmul_min_chunk).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -24,19 +25,22 @@
 #include <vector>
 
 #include "ggml/fp16.h"
+#include "ggml/ggml_type.h"
 #include "neon/kernels.h"
 #include "ggml/quant_blocks.h"
 #include "read_sum.h"
 #include "common/thread_pool.h"
+#include "layers/linear.h"
 
 namespace {
 
+using r1pi::GgmlType;
 using r1pi::Kernels;
 using r1pi::MatmulArgs;
 using r1pi::ThreadPool;
 
 constexpr size_t kGiB = size_t(1) << 30;
-int64_t g_chunk = 16;  // rows per pool task
+int64_t g_chunk = 0;  // the shortest pool task in rows; 0: as the engine chooses
 
 ThreadPool& pool(int threads) {
   static std::map<int, std::unique_ptr<ThreadPool>> pools;
@@ -51,24 +55,19 @@ std::map<int, double>& measured_bw() {
   return bw;
 }
 
-enum class WType { Q4_0, Q6_K };
-
-size_t row_bytes(WType t, int64_t cols) {
-  return t == WType::Q4_0 ? size_t(cols / 32) * sizeof(r1pi::block_q4_0)
-                          : size_t(cols / 256) * sizeof(r1pi::block_q6_K);
-}
+size_t row_bytes(GgmlType t, int64_t cols) { return r1pi::ggml_row_bytes(t, uint64_t(cols)); }
 
 // Random weights with realistic scales (no subnormal products to slow the float unit down),
 // replicated to at least min_bytes. Only one set is alive at a time.
 struct WeightSet {
-  WType type;
+  GgmlType type;
   int64_t rows = 0, cols = 0;
   size_t matrix_bytes = 0, copies = 0, total = 0;
   r1pi::HugeBuffer buffer;
   const uint8_t* copy(size_t i) const { return buffer.data() + (i % copies) * matrix_bytes; }
 };
 
-const WeightSet& weights(WType t, int64_t rows, int64_t cols) {
+const WeightSet& weights(GgmlType t, int64_t rows, int64_t cols) {
   static std::unique_ptr<WeightSet> current;
   if (current && current->type == t && current->rows == rows && current->cols == cols) return *current;
   current.reset();
@@ -96,7 +95,7 @@ const WeightSet& weights(WType t, int64_t rows, int64_t cols) {
   const size_t rb = row_bytes(t, cols);
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* row = m + size_t(r) * rb;
-    if (t == WType::Q4_0) {
+    if (t == GgmlType::Q4_0) {
       for (int64_t b = 0; b < cols / 32; ++b) {
         const uint16_t d = r1pi::fp32_to_fp16(0.001f + float(next() % 1000) * 1e-5f);
         std::memcpy(row + b * sizeof(r1pi::block_q4_0), &d, 2);
@@ -124,10 +123,10 @@ std::vector<r1pi::block_q8_0> activations(const Kernels& k, int64_t cols, int B)
   return q;
 }
 
-// linear.cpp's matmul: chunks of g_chunk rows over the pool, each a kernel call for all B tokens.
-void run_matmul(const Kernels& k, WType t, ThreadPool& p, const uint8_t* w, int64_t rows,
+// linear.cpp's matmul: chunks of rows over the pool, each a kernel call for all B tokens.
+void run_matmul(const Kernels& k, GgmlType t, ThreadPool& p, const uint8_t* w, int64_t rows,
                 int64_t cols, const r1pi::block_q8_0* x, int B, float* out) {
-  void (*kernel)(const MatmulArgs&) = t == WType::Q4_0 ? k.matmul_q4_0_q8_0 : k.matmul_q6_K_q8_0;
+  void (*kernel)(const MatmulArgs&) = r1pi::for_type(k, t).matmul;
   const MatmulArgs args{cols, w, row_bytes(t, cols), 0, 0, reinterpret_cast<const uint8_t*>(x),
                         sizeof(r1pi::block_q8_0) * size_t(cols / 32), B, out, rows};
   p.parallel_for(rows, [&](int64_t r0, int64_t r1) {
@@ -135,7 +134,7 @@ void run_matmul(const Kernels& k, WType t, ThreadPool& p, const uint8_t* w, int6
     c.r0 = r0;
     c.r1 = r1;
     kernel(c);
-  }, g_chunk);
+  }, g_chunk > 0 ? g_chunk : r1pi::matmul_min_chunk(rows, p.size()));
 }
 
 void BM_read_bw(benchmark::State& state, int threads) {
@@ -153,7 +152,7 @@ void BM_read_bw(benchmark::State& state, int threads) {
   state.SetLabel(r1pi::bench::read_sum_kind());
 }
 
-void BM_matmul(benchmark::State& state, const Kernels* k, WType t, int64_t rows, int64_t cols, int B,
+void BM_matmul(benchmark::State& state, const Kernels* k, GgmlType t, int64_t rows, int64_t cols, int B,
                int threads) {
   const WeightSet& w = weights(t, rows, cols);
   const std::vector<r1pi::block_q8_0> x = activations(*k, cols, B);
@@ -228,16 +227,16 @@ int main(int argc, char** argv) {
         ->MinTime(0.5);
 
   struct Shape {
-    WType type;
+    GgmlType type;
     int64_t rows, cols;
   };
-  std::vector<Shape> matvec = {{WType::Q4_0, 4096, 4096}, {WType::Q4_0, 14336, 4096},
-                               {WType::Q4_0, 4096, 14336}, {WType::Q6_K, 128256, 4096}};
-  if (quick) matvec = {{WType::Q4_0, 14336, 4096}};
+  std::vector<Shape> matvec = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096},
+                               {GgmlType::Q4_0, 4096, 14336}, {GgmlType::Q6_K, 128256, 4096}};
+  if (quick) matvec = {{GgmlType::Q4_0, 14336, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : matvec)
       for (int t : thread_counts) {
-        const std::string name = std::string("matvec/") + k->name + (s.type == WType::Q4_0 ? "/q4_0/" : "/q6_K/") +
+        const std::string name = std::string("matvec/") + k->name + (s.type == GgmlType::Q4_0 ? "/q4_0/" : "/q6_K/") +
                                  shape_name(s.rows, s.cols) + "/threads:" + std::to_string(t);
         benchmark::RegisterBenchmark(name.c_str(), BM_matmul, k, s.type, s.rows, s.cols, 1, t)
             ->UseRealTime()
@@ -246,8 +245,8 @@ int main(int argc, char** argv) {
       }
 
   const std::vector<int> batches = {1, 2, 4, 8, 16, 128};
-  std::vector<Shape> batched = {{WType::Q4_0, 4096, 4096}, {WType::Q4_0, 14336, 4096}};
-  if (quick) batched = {{WType::Q4_0, 4096, 4096}};
+  std::vector<Shape> batched = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096}};
+  if (quick) batched = {{GgmlType::Q4_0, 4096, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : batched)
       for (int t : thread_counts)

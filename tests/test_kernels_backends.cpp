@@ -26,7 +26,6 @@
 #include "ggml/fp16.h"
 #include "neon/expf_r1pi.h"
 #include "neon/kernels.h"
-#include "neon/kernels_avx2.h"
 #include "ggml/quantize.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
@@ -36,51 +35,9 @@ namespace {
 
 const Kernels& S() { return kernels_scalar(); }
 
-std::vector<const Kernels*> simd_backends() {
-  std::vector<const Kernels*> v;
-  for (const Kernels* k : available_backends())
-    if (k != &kernels_scalar()) v.push_back(k);
-  return v;
-}
-
-#define FOR_EACH_BACKEND(k)                                                              \
-  if (simd_backends().empty()) GTEST_SKIP() << "no SIMD backend in this build and CPU"; \
-  for (const Kernels* k : simd_backends())
-
-using test::bits_of;
-using test::from_bits;
-
-// memcmp of two float arrays, reporting the first difference.
-::testing::AssertionResult same_floats(const float* a, const float* b, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (bits_of(a[i]) != bits_of(b[i])) {
-      char msg[160];
-      std::snprintf(msg, sizeof msg, "element %zu of %zu: %.9g (0x%08x) vs scalar %.9g (0x%08x)", i,
-                    n, double(a[i]), unsigned(bits_of(a[i])), double(b[i]), unsigned(bits_of(b[i])));
-      return ::testing::AssertionFailure() << msg;
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-::testing::AssertionResult same_bytes(const void* a, const void* b, size_t n) {
-  const uint8_t* x = static_cast<const uint8_t*>(a);
-  const uint8_t* y = static_cast<const uint8_t*>(b);
-  for (size_t i = 0; i < n; ++i)
-    if (x[i] != y[i])
-      return ::testing::AssertionFailure() << "byte " << i << " of " << n << ": " << int(x[i])
-                                           << " vs scalar " << int(y[i]);
-  return ::testing::AssertionSuccess();
-}
+using namespace test;  // the kernel tests' helpers (test_support.h)
 
 // ---- inputs ---------------------------------------------------------------------------------------
-
-std::vector<float> normal_row(int64_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = normal(rng);
-  return x;
-}
 
 // Activation rows that exercise the Q8_0 quantiser: blocks of every kind in turn.
 //   kind 0: normal values        1: all zeros (and -0)       2: all equal
@@ -125,51 +82,19 @@ std::vector<float> activation_row(int64_t n, std::mt19937& rng, bool extreme) {
   return x;
 }
 
-// A random finite fp16 (any sign, subnormals and zeros included); inf too when asked.
-uint16_t random_half(std::mt19937& rng, bool allow_inf = false) {
-  for (;;) {
-    const uint16_t h = uint16_t(rng());
-    const bool special = (h & 0x7c00) == 0x7c00;
-    if (!special) return h;
-    if (allow_inf && (h & 0x3ff) == 0) return h;
-  }
-}
-
 // Realistic fp16 scale (what a quantiser writes).
 uint16_t small_half(std::mt19937& rng) {
   std::uniform_real_distribution<float> u(1e-4f, 0.05f);
   return fp32_to_fp16((rng() & 1) ? u(rng) : -u(rng));
 }
 
-enum class WType { Q4_0, Q8_0, Q6_K, F16, F32 };
+size_t row_bytes(GgmlType t, int64_t n) { return ggml_row_bytes(t, uint64_t(n)); }
 
-const char* wname(WType t) {
-  switch (t) {
-    case WType::Q4_0: return "Q4_0";
-    case WType::Q8_0: return "Q8_0";
-    case WType::Q6_K: return "Q6_K";
-    case WType::F16: return "F16";
-    case WType::F32: return "F32";
-  }
-  return "?";
-}
-
-size_t row_bytes(WType t, int64_t n) {
-  switch (t) {
-    case WType::Q4_0: return size_t(n / 32) * sizeof(block_q4_0);
-    case WType::Q8_0: return size_t(n / 32) * sizeof(block_q8_0);
-    case WType::Q6_K: return size_t(n / 256) * sizeof(block_q6_K);
-    case WType::F16: return size_t(n) * 2;
-    case WType::F32: return size_t(n) * 4;
-  }
-  return 0;
-}
-
-bool quantised(WType t) { return t == WType::Q4_0 || t == WType::Q8_0 || t == WType::Q6_K; }
+bool quantised(GgmlType t) { return activation_type(t) == GgmlType::Q8_0; }
 
 // `rows` weight rows of n elements: quantised from normal values (odd rows) or random bytes with
 // random scales (even rows; infinite scales when allow_inf).
-std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937& rng,
+std::vector<uint8_t> weight_rows(GgmlType t, int64_t n, int64_t rows, std::mt19937& rng,
                                  bool allow_inf = false) {
   const size_t rb = row_bytes(t, n);
   std::vector<uint8_t> w(rb * size_t(rows));
@@ -177,7 +102,7 @@ std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937&
     uint8_t* row = w.data() + rb * size_t(r);
     const bool raw = r % 2 == 0;
     switch (t) {
-      case WType::Q4_0: {
+      case GgmlType::Q4_0: {
         auto* blk = reinterpret_cast<block_q4_0*>(row);
         if (!raw) {
           const std::vector<float> v = normal_row(n, rng, 0.02f);
@@ -190,7 +115,7 @@ std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937&
         }
         break;
       }
-      case WType::Q8_0: {
+      case GgmlType::Q8_0: {
         auto* blk = reinterpret_cast<block_q8_0*>(row);
         for (int64_t b = 0; b < n / 32; ++b) {
           blk[b].d = (raw && rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
@@ -199,7 +124,7 @@ std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937&
         }
         break;
       }
-      case WType::Q6_K: {
+      case GgmlType::Q6_K: {
         auto* blk = reinterpret_cast<block_q6_K*>(row);
         if (!raw) {
           const std::vector<float> v = normal_row(n, rng, 0.02f);
@@ -214,12 +139,12 @@ std::vector<uint8_t> weight_rows(WType t, int64_t n, int64_t rows, std::mt19937&
         }
         break;
       }
-      case WType::F16: {
+      case GgmlType::F16: {
         auto* h = reinterpret_cast<uint16_t*>(row);
         for (int64_t i = 0; i < n; ++i) h[i] = (i % 3 == 0) ? random_half(rng) : small_half(rng);
         break;
       }
-      case WType::F32: {
+      case GgmlType::F32: {
         std::vector<float> v = normal_row(n, rng);
         for (int64_t i = 0; i < n; i += 7) v[size_t(i)] = (i % 2) ? -0.0f : 0.0f;
         if (raw)
@@ -239,7 +164,7 @@ struct Activations {
   size_t row_bytes = 0;
 };
 
-Activations activations(WType t, int64_t n, int B, std::mt19937& rng, bool extreme) {
+Activations activations(GgmlType t, int64_t n, int B, std::mt19937& rng, bool extreme) {
   Activations a;
   a.row_bytes = quantised(t) ? size_t(n / 32) * sizeof(block_q8_0) : size_t(n) * sizeof(float);
   a.data.resize(a.row_bytes * size_t(B));
@@ -258,51 +183,20 @@ Activations activations(WType t, int64_t n, int B, std::mt19937& rng, bool extre
   return a;
 }
 
-void (*matmul_of(const Kernels& k, WType t))(const MatmulArgs&) {
-  switch (t) {
-    case WType::Q4_0: return k.matmul_q4_0_q8_0;
-    case WType::Q8_0: return k.matmul_q8_0_q8_0;
-    case WType::Q6_K: return k.matmul_q6_K_q8_0;
-    case WType::F16: return k.matmul_f16_f32;
-    case WType::F32: return k.matmul_f32_f32;
-  }
-  return nullptr;
-}
-
-float vec_dot_of(const Kernels& k, WType t, int64_t n, const uint8_t* w, const uint8_t* x) {
-  switch (t) {
-    case WType::Q4_0:
-      return k.vec_dot_q4_0_q8_0(n, reinterpret_cast<const block_q4_0*>(w),
-                                 reinterpret_cast<const block_q8_0*>(x));
-    case WType::Q8_0:
-      return k.vec_dot_q8_0_q8_0(n, reinterpret_cast<const block_q8_0*>(w),
-                                 reinterpret_cast<const block_q8_0*>(x));
-    case WType::Q6_K:
-      return k.vec_dot_q6_K_q8_0(n, reinterpret_cast<const block_q6_K*>(w),
-                                 reinterpret_cast<const block_q8_0*>(x));
-    case WType::F16:
-      return k.vec_dot_f16_f32(n, reinterpret_cast<const uint16_t*>(w),
-                               reinterpret_cast<const float*>(x));
-    case WType::F32:
-      return k.vec_dot_f32(n, reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(x));
-  }
-  return 0.0f;
-}
-
 // Rows [r0, r1) x B tokens into an output with a wider stride; every element (the ones outside
 // [r0, r1) keep their sentinel) must equal the scalar product's bytes.
-::testing::AssertionResult check_matmul(const Kernels& k, WType t, int64_t n, int64_t rows,
+::testing::AssertionResult check_matmul(const Kernels& k, GgmlType t, int64_t n, int64_t rows,
                                         const std::vector<uint8_t>& w, const Activations& x, int B,
                                         int64_t r0, int64_t r1) {
   const int64_t stride = rows + 3;
   const float sentinel = from_bits(0x7fc0beefu);
   std::vector<float> got(size_t(stride) * size_t(B), sentinel), want = got;
   MatmulArgs a{n, w.data(), row_bytes(t, n), r0, r1, x.data.data(), x.row_bytes, B, got.data(), stride};
-  matmul_of(k, t)(a);
+  for_type(k, t).matmul(a);
   a.out = want.data();
-  matmul_of(S(), t)(a);
+  for_type(S(), t).matmul(a);
   return same_floats(got.data(), want.data(), got.size())
-         << " (" << k.name << " " << wname(t) << " n=" << n << " B=" << B << " rows " << r0 << ".."
+         << " (" << k.name << " " << ggml_type_name(t) << " n=" << n << " B=" << B << " rows " << r0 << ".."
          << r1 << ")";
 }
 
@@ -330,6 +224,23 @@ TEST(Backends, DefaultIsTheFastest) {
   // Every x86-64 CPU of the last decade has AVX2; say so when a build machine does not.
   if (!kernels_avx2()) std::printf("note: this CPU has no AVX2+FMA+F16C: only scalar tested\n");
 #endif
+}
+
+// The ARM backends of this build; prints the line scripts/test-aarch64 shows for each emulated CPU.
+TEST(Backends, NeonSelection) {
+  if (!kernels_neon()) GTEST_SKIP() << "no NEON backend in this build";
+  std::printf("NEON backends in this build: %s%s; kernels() uses %s\n",
+              kernels_neon_dotprod() ? "neon-dotprod, " : "", kernels_neon()->name, kernels().name);
+  EXPECT_STREQ(kernels_neon()->name, "neon");
+  if (kernels_neon_dotprod()) {
+    EXPECT_STREQ(kernels_neon_dotprod()->name, "neon-dotprod");
+  }
+  const char* env = std::getenv("R1PI_BACKEND");
+  if (env == nullptr || *env == '\0') {
+    EXPECT_EQ(&kernels(), kernels_neon_dotprod() ? kernels_neon_dotprod() : kernels_neon());
+  } else {
+    EXPECT_STREQ(kernels().name, env);
+  }
 }
 
 // ---- Q8_0 activations -------------------------------------------------------------------------------
@@ -369,6 +280,30 @@ TEST(Backends, QuantizeQ8_0TiesGoToEven) {
   }
 }
 
+// Zeros, signed zeros, subnormal blocks, d near FLT_MIN, infinities, NaNs and d at fp16's edge.
+TEST(Backends, QuantizeQ8_0NonFinite) {
+  std::vector<float> x(32 * 8, 0.0f);
+  for (int i = 0; i < 32; ++i) x[i] = (i % 2) ? -0.0f : 0.0f;
+  for (int i = 32; i < 64; ++i) x[i] = std::ldexp(float(i), -140);
+  for (int i = 64; i < 96; ++i) x[i] = float(i - 80) * FLT_MIN * 2.0f;
+  for (int i = 96; i < 128; ++i) x[i] = float(i - 110);
+  x[100] = INFINITY;
+  for (int i = 128; i < 160; ++i) x[i] = float(i - 140);
+  x[130] = NAN;
+  x[131] = -INFINITY;
+  for (int i = 160; i < 192; ++i) x[i] = NAN;
+  for (int i = 192; i < 224; ++i) x[i] = float(i - 200);
+  x[195] = NAN;
+  for (int i = 224; i < 256; ++i) x[i] = 65519.0f * 127.0f * (i % 2 ? 1 : -1);
+  std::vector<block_q8_0> want(8);
+  S().quantize_row_q8_0(x.data(), want.data(), 256);
+  FOR_EACH_BACKEND(k) {
+    std::vector<block_q8_0> got(8);
+    k->quantize_row_q8_0(x.data(), got.data(), 256);
+    EXPECT_TRUE(same_bytes(got.data(), want.data(), 8 * sizeof(block_q8_0))) << k->name;
+  }
+}
+
 TEST(Backends, QuantizeQ8_0ExtremeScales) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(5);
@@ -392,8 +327,8 @@ TEST(Backends, QuantizeQ8_0ExtremeScales) {
 TEST(Backends, QuantDotsSameBytes) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(3);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K}) {
-      const std::vector<int64_t> lengths = t == WType::Q6_K ? std::vector<int64_t>{256, 768, 4096 + 256}
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K}) {
+      const std::vector<int64_t> lengths = t == GgmlType::Q6_K ? std::vector<int64_t>{256, 768, 4096 + 256}
                                                             : std::vector<int64_t>{32, 96, 288, 4096 + 32};
       for (int64_t n : lengths) {
         for (int rep = 0; rep < 6; ++rep) {
@@ -401,9 +336,9 @@ TEST(Backends, QuantDotsSameBytes) {
           const Activations x = activations(t, n, 1, rng, rep % 2 == 1);
           for (int r = 0; r < 2; ++r) {
             const uint8_t* wr = w.data() + row_bytes(t, n) * size_t(r);
-            const float got = vec_dot_of(*k, t, n, wr, x.data.data());
-            const float want = vec_dot_of(S(), t, n, wr, x.data.data());
-            ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " " << wname(t) << " n=" << n;
+            const float got = for_type(*k, t).vec_dot(n, wr, x.data.data());
+            const float want = for_type(S(), t).vec_dot(n, wr, x.data.data());
+            ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " " << ggml_type_name(t) << " n=" << n;
           }
         }
       }
@@ -414,8 +349,8 @@ TEST(Backends, QuantDotsSameBytes) {
 TEST(Backends, InfiniteWeightScales) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(19);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K}) {
-      const int64_t n = t == WType::Q6_K ? 512 : 128;
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K}) {
+      const int64_t n = t == GgmlType::Q6_K ? 512 : 128;
       const std::vector<uint8_t> w = weight_rows(t, n, 8, rng, true);
       const Activations x = activations(t, n, 3, rng, true);
       EXPECT_TRUE(check_matmul(*k, t, n, 8, w, x, 3, 0, 8));
@@ -427,8 +362,8 @@ TEST(Backends, InfiniteWeightScales) {
 TEST(Backends, MatmulEveryBatchAndRowRange) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(7);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K, WType::F16, WType::F32}) {
-      const int64_t n = t == WType::Q6_K ? 512 : (quantised(t) ? 96 : 13);
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
+      const int64_t n = t == GgmlType::Q6_K ? 512 : (quantised(t) ? 96 : 13);
       const int64_t rows = 23;
       const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
       for (int B = 1; B <= 17; ++B) {
@@ -444,9 +379,9 @@ TEST(Backends, MatmulEveryBatchAndRowRange) {
 TEST(Backends, MatmulLongRowsLargeBatches) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(9);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K, WType::F16, WType::F32}) {
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
       const std::vector<int64_t> lengths =
-          t == WType::Q6_K ? std::vector<int64_t>{256, 4096 + 256}
+          t == GgmlType::Q6_K ? std::vector<int64_t>{256, 4096 + 256}
                            : (quantised(t) ? std::vector<int64_t>{32, 288, 4096 + 32}
                                            : std::vector<int64_t>{1, 7, 100, 4101});
       for (int64_t n : lengths) {
@@ -466,222 +401,80 @@ TEST(Backends, MatmulLongRowsLargeBatches) {
 TEST(Backends, MatmulElementsEqualVecDot) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(13);
-    for (WType t : {WType::Q4_0, WType::Q8_0, WType::Q6_K, WType::F16, WType::F32}) {
-      const int64_t n = t == WType::Q6_K ? 768 : (quantised(t) ? 320 : 45);
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
+      const int64_t n = t == GgmlType::Q6_K ? 768 : (quantised(t) ? 320 : 45);
       const int64_t rows = 11;
       const int B = 12;
       const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
       const Activations x = activations(t, n, B, rng, false);
       std::vector<float> out(size_t(rows) * B);
-      matmul_of(*k, t)({n, w.data(), row_bytes(t, n), 0, rows, x.data.data(), x.row_bytes, B,
+      for_type(*k, t).matmul({n, w.data(), row_bytes(t, n), 0, rows, x.data.data(), x.row_bytes, B,
                         out.data(), rows});
       for (int b = 0; b < B; ++b)
         for (int64_t r = 0; r < rows; ++r) {
-          const float d = vec_dot_of(*k, t, n, w.data() + row_bytes(t, n) * size_t(r),
+          const float d = for_type(*k, t).vec_dot(n, w.data() + row_bytes(t, n) * size_t(r),
                                      x.data.data() + x.row_bytes * size_t(b));
           ASSERT_TRUE(same_floats(&out[size_t(b) * rows + size_t(r)], &d, 1))
-              << k->name << " " << wname(t) << " row " << r << " token " << b;
+              << k->name << " " << ggml_type_name(t) << " row " << r << " token " << b;
         }
     }
   }
 }
 
-// ---- float kernels ------------------------------------------------------------------------------
-
-const int64_t kFloatLengths[] = {1, 2, 7, 8, 9, 13, 16, 100, 128, 4101};
-
-std::vector<float> float_row(int64_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::vector<float> x = normal_row(n, rng, scale);
-  for (int64_t i = 3; i < n; i += 9) x[size_t(i)] = (i % 2) ? -0.0f : 0.0f;
-  return x;
-}
-
-TEST(Backends, FloatDotsSameBytes) {
+// Every fp16 bit pattern as the weight scale (subnormals, inf, NaN) and many as the activation's:
+// one block each.
+TEST(Backends, QuantDotsWithEveryFp16Scale) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(21);
-    for (int64_t n : kFloatLengths) {
-      for (float scale : {1.0f, 1e-20f, 1e18f}) {
-        const std::vector<float> a = float_row(n, rng, scale), b = float_row(n, rng);
-        float got = k->vec_dot_f32(n, a.data(), b.data());
-        float want = S().vec_dot_f32(n, a.data(), b.data());
-        ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " f32 n=" << n;
-        std::vector<uint16_t> h(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) h[size_t(i)] = i % 4 ? fp32_to_fp16(a[size_t(i)]) : random_half(rng);
-        got = k->vec_dot_f16_f32(n, h.data(), b.data());
-        want = S().vec_dot_f16_f32(n, h.data(), b.data());
-        ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " f16 n=" << n;
-      }
-    }
-    // Products that underflow to -0 in a lane: the untouched lanes of a tail must keep it.
-    std::vector<float> a(13, -1e-30f), b(13, 1e-30f);
-    const float got = k->vec_dot_f32(13, a.data(), b.data());
-    const float want = S().vec_dot_f32(13, a.data(), b.data());
-    EXPECT_TRUE(same_floats(&got, &want, 1)) << k->name;
-  }
-}
-
-TEST(Backends, RmsnormSameBytes) {
-  FOR_EACH_BACKEND(k) {
-    std::mt19937 rng(23);
-    for (int64_t n : kFloatLengths) {
-      for (float scale : {1.0f, 1e-20f, 1e15f, 0.0f}) {
-        const std::vector<float> x = float_row(n, rng, scale), w = float_row(n, rng);
-        std::vector<float> got(size_t(n) + 1, 7.0f), want = got;
-        k->rmsnorm(got.data(), x.data(), w.data(), n, 1e-5f);
-        S().rmsnorm(want.data(), x.data(), w.data(), n, 1e-5f);
-        ASSERT_TRUE(same_floats(got.data(), want.data(), got.size())) << k->name << " n=" << n;
+    block_q8_0 x, w8;
+    block_q4_0 w4;
+    block_q6_K w6;
+    std::vector<block_q8_0> x6(8);
+    auto fill = [&](void* p, size_t n) {
+      for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = uint8_t(rng());
+    };
+    fill(&x, sizeof x);
+    fill(&w8, sizeof w8);
+    fill(&w4, sizeof w4);
+    fill(&w6, sizeof w6);
+    fill(x6.data(), x6.size() * sizeof(block_q8_0));
+    for (block_q8_0& b : x6) b.d = small_half(rng);
+    // Activations as quantize_row_q8_0 writes them: never -128.
+    for (block_q8_0* b : {&x, &x6[0], &x6[1], &x6[2], &x6[3], &x6[4], &x6[5], &x6[6], &x6[7]})
+      for (int8_t& q : b->qs) q = q == -128 ? int8_t(-127) : q;
+    for (uint32_t h = 0; h < 65536; ++h) {
+      w8.d = w4.d = w6.d = uint16_t(h);
+      x.d = uint16_t(h * 7919u);
+      ASSERT_EQ(bits_any_nan(k->q8_0.vec_dot(32, &w8, &x)), bits_any_nan(S().q8_0.vec_dot(32, &w8, &x)))
+          << k->name << " h=" << h;
+      ASSERT_EQ(bits_any_nan(k->q4_0.vec_dot(32, &w4, &x)), bits_any_nan(S().q4_0.vec_dot(32, &w4, &x)))
+          << k->name << " h=" << h;
+      if (h % 16 == 0) {
+        ASSERT_EQ(bits_any_nan(k->q6_K.vec_dot(256, &w6, x6.data())),
+                  bits_any_nan(S().q6_K.vec_dot(256, &w6, x6.data())))
+            << k->name << " h=" << h;
       }
     }
   }
 }
 
-// Values around exp's edges: below -87.3 (0), above 88.7 (inf), and +-0.
-std::vector<float> exp_edge_values() {
-  return {-100.0f, -87.4f, -87.3f, -87.29f, -87.0f, -20.0f, -1.0f, -1e-8f, -0.0f, 0.0f, 1e-8f,
-          0.5f,    1.0f,   20.0f,  88.0f,   88.69f, 88.7f, 88.71f, 88.8f, 100.0f, -3.4e38f, 3.4e38f};
-}
-
-TEST(Backends, SoftmaxSameBytes) {
-  FOR_EACH_BACKEND(k) {
-    std::mt19937 rng(29);
-    for (int64_t n : kFloatLengths) {
-      for (float scale : {1.0f, 10.0f, 100.0f}) {
-        std::vector<float> got = float_row(n, rng, scale), want = got;
-        k->softmax(got.data(), n);
-        S().softmax(want.data(), n);
-        ASSERT_TRUE(same_floats(got.data(), want.data(), size_t(n))) << k->name << " n=" << n;
-      }
-      std::vector<float> equal(size_t(n), -3.25f), want = equal;
-      k->softmax(equal.data(), n);
-      S().softmax(want.data(), n);
-      ASSERT_TRUE(same_floats(equal.data(), want.data(), size_t(n))) << k->name << " all equal";
+// The largest products: weights -128, activations +-127 (quantize_row_q8_0 never writes -128),
+// every product +-16256, every lane sum +-65024, exact.
+TEST(Backends, Q8_0ExtremeQuants) {
+  std::vector<block_q8_0> w(4), x(4);
+  for (block_q8_0& b : w) {
+    b.d = fp32_to_fp16(1.0f);
+    std::memset(b.qs, 0x80, sizeof b.qs);
+  }
+  for (int8_t q : {int8_t(-127), int8_t(127)}) {
+    for (block_q8_0& b : x) {
+      b.d = fp32_to_fp16(1.0f);
+      std::memset(b.qs, q, sizeof b.qs);
     }
-    // exp's edges: x - max spans the whole range.
-    std::vector<float> e = exp_edge_values();
-    for (float extra : {0.0f, 50.0f, -50.0f}) {
-      std::vector<float> got = e, want = e;
-      for (size_t i = 0; i < e.size(); i += 3) got[i] = want[i] = e[i] + extra;
-      k->softmax(got.data(), int64_t(got.size()));
-      S().softmax(want.data(), int64_t(want.size()));
-      EXPECT_TRUE(same_floats(got.data(), want.data(), got.size())) << k->name << " edges";
-    }
-    // A NaN inside (passed over by the maximum, then it poisons the sum) and at the front.
-    for (size_t where : {size_t(0), size_t(5), size_t(12)}) {
-      std::vector<float> got = float_row(13, rng), want;
-      got[where] = std::nanf("");
-      want = got;
-      k->softmax(got.data(), 13);
-      S().softmax(want.data(), 13);
-      EXPECT_TRUE(same_floats(got.data(), want.data(), 13)) << k->name << " NaN at " << where;
-    }
-  }
-}
-
-TEST(Backends, SiluMulSameBytes) {
-  FOR_EACH_BACKEND(k) {
-    std::mt19937 rng(31);
-    for (int64_t n : kFloatLengths) {
-      for (float scale : {1.0f, 30.0f, 1e-30f}) {
-        std::vector<float> got = float_row(n, rng, scale), want = got;
-        const std::vector<float> u = float_row(n, rng);
-        k->silu_mul(got.data(), u.data(), n);
-        S().silu_mul(want.data(), u.data(), n);
-        ASSERT_TRUE(same_floats(got.data(), want.data(), size_t(n))) << k->name << " n=" << n;
-      }
-    }
-    std::vector<float> g = exp_edge_values();
-    g.push_back(std::nanf(""));
-    for (float v : exp_edge_values()) g.push_back(-v);
-    std::vector<float> want = g;
-    const std::vector<float> u = float_row(int64_t(g.size()), rng);
-    k->silu_mul(g.data(), u.data(), int64_t(g.size()));
-    S().silu_mul(want.data(), u.data(), int64_t(want.size()));
-    EXPECT_TRUE(same_floats(g.data(), want.data(), g.size())) << k->name << " edges";
-  }
-}
-
-// The vector exp (inside silu_mul, u = 1) over a sweep of all float bit patterns (NaNs, infinities
-// and subnormals included), every float near exp's cut-offs -87.3 and 88.7, and down to 0.
-TEST(Backends, SiluMulSweepsFloats) {
-  std::vector<float> g;
-  for (uint64_t b = 0; b < (uint64_t(1) << 32); b += 997) g.push_back(from_bits(uint32_t(b)));
-  for (float lo : {-87.4f, 88.6f}) {  // v: the argument of exp(-g)
-    for (float v = lo; v <= lo + 0.2f; v = std::nextafter(v, 1e9f)) g.push_back(-v);
-  }
-  for (float v = 1e-3f; v > 1e-37f; v *= 0.999f) {
-    g.push_back(v);
-    g.push_back(-v);
-  }
-  for (float v : {1e-38f, 1e-40f, 1e-45f, 0.0f}) {
-    g.push_back(v);
-    g.push_back(-v);
-  }
-  const std::vector<float> u(g.size(), 1.0f);
-  FOR_EACH_BACKEND(k) {
-    std::vector<float> got = g, want = g;
-    k->silu_mul(got.data(), u.data(), int64_t(got.size()));
-    S().silu_mul(want.data(), u.data(), int64_t(want.size()));
-    EXPECT_TRUE(same_floats(got.data(), want.data(), got.size())) << k->name;
-  }
-}
-
-// The AVX2 vector exp itself against expf_r1pi: a sweep of all float bit patterns, and every float
-// within 0.1 of the cut-offs -87.3 and 88.7, and a fine geometric sweep towards 0 (silu_mul above
-// hides exp results below 2^-24 in 1 + e).
-TEST(Backends, Avx2ExpSweepsFloats) {
-  if (!kernels_avx2()) GTEST_SKIP() << "no AVX2 backend here";
-  std::vector<float> x;
-  for (uint64_t b = 0; b < (uint64_t(1) << 32); b += 251) x.push_back(from_bits(uint32_t(b)));
-  for (float c : {-87.3f, 88.7f})
-    for (float v = c - 0.1f; v <= c + 0.1f; v = std::nextafter(v, 1e9f)) x.push_back(v);
-  for (float v = 0.1f; v > 1e-37f; v *= 0.9999f) {
-    x.push_back(v);
-    x.push_back(-v);
-  }
-  std::vector<float> got(x.size());
-  expf_r1pi_avx2_unchecked(x.data(), got.data(), int64_t(x.size()));
-  size_t bad = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float want = expf_r1pi(x[i]);
-    if (bits_of(got[i]) != bits_of(want) && bad++ < 5)
-      ADD_FAILURE() << "exp(" << x[i] << " = 0x" << std::hex << bits_of(x[i]) << "): 0x" << bits_of(got[i])
-                    << " vs 0x" << bits_of(want) << std::dec;
-  }
-  EXPECT_EQ(bad, 0u) << "of " << x.size();
-}
-
-TEST(Backends, RopeSameBytes) {
-  FOR_EACH_BACKEND(k) {
-    std::mt19937 rng(37);
-    for (int64_t head_dim : {2, 6, 8, 10, 32, 64, 128}) {
-      for (int64_t heads : {1, 3, 8}) {
-        const std::vector<float> angle = float_row(head_dim / 2, rng, 3.0f);
-        std::vector<float> c(angle.size()), s(angle.size());
-        for (size_t i = 0; i < angle.size(); ++i) {
-          c[i] = std::cos(angle[i]);
-          s[i] = std::sin(angle[i]);
-        }
-        std::vector<float> got = float_row(heads * head_dim, rng), want = got;
-        k->rope(got.data(), heads, head_dim, c.data(), s.data());
-        S().rope(want.data(), heads, head_dim, c.data(), s.data());
-        ASSERT_TRUE(same_floats(got.data(), want.data(), got.size()))
-            << k->name << " head_dim " << head_dim << " heads " << heads;
-      }
-    }
-  }
-}
-
-TEST(Backends, AxpySameBytes) {
-  FOR_EACH_BACKEND(k) {
-    std::mt19937 rng(41);
-    for (int64_t n : kFloatLengths) {
-      for (float a : {0.0f, -0.0f, 0.37f, -1e-30f, 1e20f}) {
-        const std::vector<float> x = float_row(n, rng);
-        std::vector<float> got = float_row(n + 1, rng), want = got;
-        k->axpy(got.data(), a, x.data(), n);
-        S().axpy(want.data(), a, x.data(), n);
-        ASSERT_TRUE(same_floats(got.data(), want.data(), got.size())) << k->name << " n=" << n;
-      }
+    const float want = -128.0f * float(q) * 128;
+    EXPECT_EQ(S().q8_0.vec_dot(128, w.data(), x.data()), want);
+    FOR_EACH_BACKEND(k) {
+      EXPECT_EQ(k->q8_0.vec_dot(128, w.data(), x.data()), want) << k->name << " x " << int(q);
     }
   }
 }

@@ -14,6 +14,7 @@
 #include "layers/llama_forward.h"
 #include "layers/shard_sync.h"
 #include "model/model_loader.h"
+#include "ggml/quantize.h"
 #include "tools/model_maker.h"
 
 namespace r1pi::test {
@@ -101,6 +102,62 @@ std::vector<VocabCase> llama_cpp_vocab_cases(const std::string& name) {
     for (int32_t id; ids >> id;) c.ids.push_back(id);
   }
   return cases;
+}
+
+std::vector<float> normal_row(int64_t n, std::mt19937& rng, float scale) {
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = normal(rng);
+  return x;
+}
+
+std::vector<float> random_row(int64_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  return normal_row(n, rng, scale);
+}
+
+std::vector<block_q8_0> quantize_q8_0(const std::vector<float>& x) {
+  std::vector<block_q8_0> q(x.size() / 32);
+  quantize_row_q8_0_ref(x.data(), q.data(), int64_t(x.size()));
+  return q;
+}
+
+uint16_t random_half(std::mt19937& rng, bool allow_inf) {
+  for (;;) {
+    const uint16_t h = uint16_t(rng());
+    const bool special = (h & 0x7c00) == 0x7c00;
+    if (!special) return h;
+    if (allow_inf && (h & 0x3ff) == 0) return h;
+  }
+}
+
+std::vector<const Kernels*> simd_backends() {
+  std::vector<const Kernels*> v;
+  for (const Kernels* k : available_backends())
+    if (k != &kernels_scalar()) v.push_back(k);
+  return v;
+}
+
+::testing::AssertionResult same_floats(const float* a, const float* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (bits_of(a[i]) != bits_of(b[i])) {
+      char msg[160];
+      std::snprintf(msg, sizeof msg, "element %zu of %zu: %.9g (0x%08x) vs scalar %.9g (0x%08x)", i,
+                    n, double(a[i]), unsigned(bits_of(a[i])), double(b[i]), unsigned(bits_of(b[i])));
+      return ::testing::AssertionFailure() << msg;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult same_bytes(const void* a, const void* b, size_t n) {
+  const uint8_t* x = static_cast<const uint8_t*>(a);
+  const uint8_t* y = static_cast<const uint8_t*>(b);
+  for (size_t i = 0; i < n; ++i)
+    if (x[i] != y[i])
+      return ::testing::AssertionFailure() << "byte " << i << " of " << n << ": " << int(x[i])
+                                           << " vs scalar " << int(y[i]);
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace r1pi::test

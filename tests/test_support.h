@@ -1,12 +1,18 @@
 // Helpers shared by the tests: where the external data lives, where the built programs are,
-// scratch folders, running a program to look at its exit code and output, and llama.cpp's
-// tokenizer vectors.
+// scratch folders, running a program to look at its exit code and output, model files and logits,
+// llama.cpp's tokenizer vectors, and the inputs and comparisons of the kernel tests.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "ggml/quant_blocks.h"
+#include "neon/kernels.h"
 
 namespace r1pi {
 struct LoadedModel;
@@ -19,6 +25,9 @@ namespace r1pi::test {
 // A float's bit pattern and back (for tests that compare or build exact bytes).
 inline uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
 inline float from_bits(uint32_t u) { return std::bit_cast<float>(u); }
+// A float's bits with every NaN as one, for results where a NaN's payload follows the operand
+// order a compiler picks for a commutative operation (payloads are not part of the kernel recipe).
+inline uint32_t bits_any_nan(float f) { return f != f ? 0x7fc00000u : bits_of(f); }
 
 // ../shared/data beside the checkout, or $R1PI_SHARED_DATA when set.
 std::string shared_data(const std::string& file = "");
@@ -58,5 +67,30 @@ struct VocabCase {
 // llama.cpp's NAME.inp / NAME.out pair in the shared data (texts separated by
 // "\n__ggml_vocab_test__\n"; one line of ids per text).
 std::vector<VocabCase> llama_cpp_vocab_cases(const std::string& name);
+// ---- the kernel tests --------------------------------------------------------------------------
+
+// Normal floats (mean 0, standard deviation scale) from rng, or from a generator seeded with seed.
+std::vector<float> normal_row(int64_t n, std::mt19937& rng, float scale = 1.0f);
+std::vector<float> random_row(int64_t n, uint32_t seed, float scale = 1.0f);
+// x in Q8_0 blocks by the scalar reference quantiser (a partial last block left out).
+std::vector<block_q8_0> quantize_q8_0(const std::vector<float>& x);
+// A random finite fp16 (any sign, subnormals and zeros included); inf too when asked.
+uint16_t random_half(std::mt19937& rng, bool allow_inf = false);
+
+// Every backend this build runs on this CPU but the scalar reference.
+std::vector<const Kernels*> simd_backends();
+
+// Byte comparisons against the scalar reference's result, reporting the first difference.
+::testing::AssertionResult same_floats(const float* a, const float* b, size_t n);
+::testing::AssertionResult same_bytes(const void* a, const void* b, size_t n);
+
+}  // namespace r1pi::test
+
+// Runs the body once per SIMD backend k; skips the test where there is none.
+#define FOR_EACH_BACKEND(k)                                                                      \
+  if (::r1pi::test::simd_backends().empty()) GTEST_SKIP() << "no SIMD backend in this build and CPU"; \
+  for (const ::r1pi::Kernels* k : ::r1pi::test::simd_backends())
+
+namespace r1pi::test {
 
 }  // namespace r1pi::test

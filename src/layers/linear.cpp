@@ -8,12 +8,6 @@
 
 namespace r1pi {
 
-namespace {
-bool takes_q8_0(GgmlType type) {
-  return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q6_K;
-}
-}  // namespace
-
 void LinearInput::set(const float* x, int B, int64_t cols) {
   x_ = x;
   B_ = B;
@@ -26,10 +20,10 @@ void LinearInput::ensure_q8_0(ThreadPool& pool) {
   if (cols_ % QK8_0 != 0) throw Error("activation length " + std::to_string(cols_) +
                                       " is not a multiple of 32 (Q8_0 blocks)");
   q8_.resize(size_t(B_) * size_t(cols_ / QK8_0));
-  const Kernels& k = kernels();
+  const Kernels& backend = kernels();
   pool.parallel_for(B_, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b)
-      k.quantize_row_q8_0(x_ + b * cols_, q8_.data() + b * (cols_ / QK8_0), cols_);
+      backend.quantize_row_q8_0(x_ + b * cols_, q8_.data() + b * (cols_ / QK8_0), cols_);
   }, 1);
   q8_ready_ = true;
 }
@@ -39,7 +33,7 @@ void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool) {
 }
 
 void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool) {
-  const Kernels& k = kernels();
+  const Kernels& backend = kernels();
   struct Job {
     MatmulArgs args;
     void (*kernel)(const MatmulArgs&);
@@ -54,29 +48,18 @@ void matmul_each(std::initializer_list<Product> products, LinearInput& x, Thread
     if (w.cols != x.cols())
       throw Error("matmul: weight rows of " + std::to_string(w.cols) + " against input of " +
                   std::to_string(x.cols()));
-    const bool q8 = takes_q8_0(w.type);
+    const bool q8 = activation_type(w.type) == GgmlType::Q8_0;
     if (q8) x.ensure_q8_0(pool);
-    void (*kernel)(const MatmulArgs&) = nullptr;
-    switch (w.type) {
-      case GgmlType::Q4_0: kernel = k.matmul_q4_0_q8_0; break;
-      case GgmlType::Q8_0: kernel = k.matmul_q8_0_q8_0; break;
-      case GgmlType::Q6_K: kernel = k.matmul_q6_K_q8_0; break;
-      case GgmlType::F16: kernel = k.matmul_f16_f32; break;
-      case GgmlType::F32: kernel = k.matmul_f32_f32; break;
-    }
     const MatmulArgs args{
         w.cols, w.data, w.row_bytes, 0, 0,
         q8 ? reinterpret_cast<const uint8_t*>(x.q8_0_row(0))
            : reinterpret_cast<const uint8_t*>(x.f32_row(0)),
         q8 ? sizeof(block_q8_0) * size_t(x.cols() / QK8_0) : sizeof(float) * size_t(x.cols()),
         x.batch(), p.out, w.rows};
-    jobs.push_back({args, kernel, total_rows, w.rows});
+    jobs.push_back({args, for_type(backend, w.type).matmul, total_rows, w.rows});
     total_rows += w.rows;
   }
-  // Rows in chunks: each chunk streams its weight rows once for all B tokens. The pool starts with
-  // long chunks and ends with short ones, down to 1/32 of the rows per thread (at least 16 rows):
-  // long runs for the hardware prefetcher, little waiting at the end. A chunk that spans two
-  // products is one kernel call on each part.
+  // A chunk that spans two products is one kernel call on each part.
   pool.parallel_for(total_rows, [&](int64_t r0, int64_t r1) {
     for (const Job& job : jobs) {
       const int64_t begin = std::max(r0, job.first_row) - job.first_row;
@@ -87,7 +70,14 @@ void matmul_each(std::initializer_list<Product> products, LinearInput& x, Thread
       part.r1 = end;
       job.kernel(part);
     }
-  }, std::max<int64_t>(16, total_rows / (int64_t(pool.size()) * 32)));
+  }, matmul_min_chunk(total_rows, pool.size()));
+}
+
+// Rows in chunks: each chunk streams its weight rows once for all B tokens. The pool starts with
+// long chunks and ends with short ones, down to 1/32 of the rows per thread (at least 16 rows):
+// long runs for the hardware prefetcher, little waiting at the end.
+int64_t matmul_min_chunk(int64_t rows, int threads) {
+  return std::max<int64_t>(16, rows / (int64_t(threads) * 32));
 }
 
 }  // namespace r1pi

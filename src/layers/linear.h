@@ -47,4 +47,8 @@ struct Product {
 };
 void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool);
 
+// The shortest chunk of rows the thread pool hands out for `rows` rows in all (bench_kernels
+// measures with it).
+int64_t matmul_min_chunk(int64_t rows, int threads);
+
 }  // namespace r1pi

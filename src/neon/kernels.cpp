@@ -1,5 +1,6 @@
 // Picks the backend once per process: the fastest one this build has for the CPU, unless
-// R1PI_BACKEND names one (scalar, or any other backend of this build).
+// R1PI_BACKEND names one (scalar, or any other backend of this build). Also the one table of
+// per-type facts (activation_type, for_type).
 #include "neon/kernels.h"
 
 #include <cstdlib>
@@ -9,10 +10,12 @@
 
 namespace r1pi {
 
-// ---- x86: kernels_avx2.cpp is compiled with -mavx2 -mfma -mf16c (kernels_avx2_vnni.cpp with
-// -mavxvnni too, kernels_avx512_vnni.cpp with AVX-512 F/BW/VL/DQ/VNNI), so nothing of them may run
-// before the CPU checks below (baseline code).
+// ---- x86: kernels_avx2.cpp and kernels_x86_*.cpp are compiled with -mavx2 -mfma -mf16c
+// (kernels_avx2_vnni.cpp with -mavxvnni too, kernels_avx512_vnni.cpp with AVX-512
+// F/BW/VL/DQ/VNNI), so nothing of them may run before the CPU checks below (baseline code).
 #if defined(__x86_64__) || defined(__i386__)
+constexpr bool kX86 = true;
+
 const Kernels* kernels_avx2_unchecked();
 const Kernels* kernels_avx2_vnni_unchecked();
 const Kernels* kernels_avx512_vnni_unchecked();
@@ -45,88 +48,96 @@ const Kernels* kernels_avx512_vnni() {
   return supported && kernels_avx2() ? kernels_avx512_vnni_unchecked() : nullptr;
 }
 #else
+constexpr bool kX86 = false;
+
 const Kernels* kernels_avx2() { return nullptr; }
 const Kernels* kernels_avx2_vnni() { return nullptr; }
 const Kernels* kernels_avx512_vnni() { return nullptr; }
 #endif
 // ---- end x86
 
-std::vector<const Kernels*> available_backends() {
-  std::vector<const Kernels*> v;
-  for (const Kernels* k :
-       {kernels_neon_dotprod(), kernels_neon(), kernels_avx512_vnni(), kernels_avx2_vnni(),
-        kernels_avx2()})
-    if (k) v.push_back(k);
-  v.push_back(&kernels_scalar());
-  return v;
-}
-
 namespace {
 
-// ---- ARM (kernels_neon.cpp): chosen at compile time. A dotprod build runs neon-dotprod (and can
-// be forced to plain neon); a build without dotprod (Pi 4: -mcpu=cortex-a72) has only neon.
-const Kernels* arm_default() {
-  if (const Kernels* k = kernels_neon_dotprod()) return k;
-  return kernels_neon();
-}
-
-const Kernels* arm_named(const std::string& name) {
-  if (name == "neon-dotprod") return kernels_neon_dotprod();
-  if (name == "neon") return kernels_neon();
-  return nullptr;
-}
-// ---- end ARM
+// Every backend but the scalar reference, fastest first: the default is the first one present.
+// ARM's are chosen at compile time (a dotprod build runs neon-dotprod and can be forced to plain
+// neon; a build without dotprod, Pi 4: -mcpu=cortex-a72, has only neon); x86's at run time.
+struct Backend {
+  const char* name;
+  const Kernels* (*get)();  // nullptr where this build or CPU lacks it
+  const char* lacks;        // why, on a build for its architecture where the CPU decides
+};
+constexpr Backend kBackends[] = {
+    {"neon-dotprod", kernels_neon_dotprod, nullptr},
+    {"neon", kernels_neon, nullptr},
+    {"avx512-vnni", kernels_avx512_vnni, kX86 ? "this CPU or compiler lacks AVX-512 with VNNI" : nullptr},
+    {"avx2-vnni", kernels_avx2_vnni, kX86 ? "this CPU or compiler lacks AVX-VNNI" : nullptr},
+    {"avx2", kernels_avx2, kX86 ? "this CPU lacks AVX2, FMA or F16C" : nullptr},
+};
 
 std::string available_names() {
   std::string names = "scalar";
-  if (kernels_neon_dotprod()) names += ", neon-dotprod";
-  if (kernels_neon()) names += ", neon";
-  if (kernels_avx512_vnni()) names += ", avx512-vnni";
-  if (kernels_avx2_vnni()) names += ", avx2-vnni";
-  if (kernels_avx2()) names += ", avx2";
+  for (const Backend& b : kBackends)
+    if (b.get()) names += std::string(", ") + b.name;
   return names;
 }
 
 const Kernels& select_backend() {
   const char* env = std::getenv("R1PI_BACKEND");
-  if (env == nullptr || *env == '\0') {
-    if (const Kernels* k = arm_default()) return *k;
-    if (const Kernels* k = kernels_avx512_vnni()) return *k;
-    if (const Kernels* k = kernels_avx2_vnni()) return *k;
-    if (const Kernels* k = kernels_avx2()) return *k;
-    return kernels_scalar();
-  }
-  const std::string wanted = env;
+  const std::string wanted = env ? env : "";
   if (wanted == "scalar") return kernels_scalar();
-  if (const Kernels* k = arm_named(wanted)) return *k;
-  if (wanted == "avx2" && kernels_avx2()) return *kernels_avx2();
-  if (wanted == "avx2-vnni" && kernels_avx2_vnni()) return *kernels_avx2_vnni();
-  if (wanted == "avx512-vnni" && kernels_avx512_vnni()) return *kernels_avx512_vnni();
-#if defined(__x86_64__) || defined(__i386__)
-  if (wanted == "avx2")
-    throw Error("R1PI_BACKEND=avx2: this CPU lacks AVX2, FMA or F16C (available: " +
-                available_names() + ")");
-  if (wanted == "avx2-vnni")
-    throw Error("R1PI_BACKEND=avx2-vnni: this CPU or compiler lacks AVX-VNNI (available: " +
-                available_names() + ")");
-  if (wanted == "avx512-vnni")
-    throw Error("R1PI_BACKEND=avx512-vnni: this CPU or compiler lacks AVX-512 with VNNI (available: " +
-                available_names() + ")");
-#endif
-  if (wanted == "avx2" || wanted == "avx2-vnni" || wanted == "avx512-vnni" ||
-      wanted == "neon-dotprod" || wanted == "neon") {
-    throw Error("R1PI_BACKEND=" + wanted + ": backend not available in this build (available: " +
+  for (const Backend& b : kBackends) {
+    const Kernels* k = b.get();
+    if (wanted.empty() && k) return *k;
+    if (wanted != b.name) continue;
+    if (k) return *k;
+    throw Error("R1PI_BACKEND=" + wanted + ": " +
+                (b.lacks ? b.lacks : "backend not available in this build") + " (available: " +
                 available_names() + ")");
   }
-  throw Error("R1PI_BACKEND=" + wanted +
-              ": unknown backend (known: scalar, avx512-vnni, avx2-vnni, avx2, neon-dotprod, neon)");
+  if (wanted.empty()) return kernels_scalar();
+  std::string known = "scalar";
+  for (const Backend& b : kBackends) known += std::string(", ") + b.name;
+  throw Error("R1PI_BACKEND=" + wanted + ": unknown backend (known: " + known + ")");
+}
+
+// One row per weight type that has kernels: what they take as activations, and where a backend
+// keeps them. A new type is one row here, one member of Kernels and its kernels in each backend.
+struct TypeRow {
+  GgmlType type;
+  GgmlType activation;
+  TypeKernels Kernels::*entries;
+};
+constexpr TypeRow kTypes[] = {
+    {GgmlType::Q4_0, GgmlType::Q8_0, &Kernels::q4_0},
+    {GgmlType::Q8_0, GgmlType::Q8_0, &Kernels::q8_0},
+    {GgmlType::Q6_K, GgmlType::Q8_0, &Kernels::q6_K},
+    {GgmlType::F16, GgmlType::F32, &Kernels::f16},
+    {GgmlType::F32, GgmlType::F32, &Kernels::f32},
+};
+
+const TypeRow& type_row(GgmlType weight) {
+  for (const TypeRow& row : kTypes)
+    if (row.type == weight) return row;
+  throw Error("no kernels for weight type " + std::string(ggml_type_name(weight)));
 }
 
 }  // namespace
+
+std::vector<const Kernels*> available_backends() {
+  std::vector<const Kernels*> v;
+  for (const Backend& b : kBackends)
+    if (const Kernels* k = b.get()) v.push_back(k);
+  v.push_back(&kernels_scalar());
+  return v;
+}
 
 const Kernels& kernels() {
   static const Kernels& selected = select_backend();
   return selected;
 }
+
+GgmlType activation_type(GgmlType weight) { return type_row(weight).activation; }
+
+const TypeKernels& for_type(const Kernels& backend, GgmlType weight) { return backend.*type_row(weight).entries; }
 
 }  // namespace r1pi

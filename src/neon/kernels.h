@@ -1,12 +1,13 @@
-// The portable kernel interface: one function per op and type, ggml style, with the exact
-// floating-point recipe that every backend (scalar reference, AVX2, NEON) must follow so that all
-// of them return the same bytes. The scalar reference (kernels_scalar.cpp) is the definition.
+// The portable kernel interface: per weight type a vec_dot and a matmul, ggml style, and the ops on
+// floats; with the exact floating-point recipe that every backend (scalar reference, AVX2, AVX-512,
+// NEON) must follow so that all of them return the same bytes. The scalar reference (kernels_scalar.cpp) is the definition.
 //
 // Shared recipe
 //   reduce8(a) = ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
 //   fma(a, b, c) is one rounding (std::fma); no other multiply-add is fused (-ffp-contract=off).
 //
-// Quantised dot products (n a multiple of the block size, x quantised with quantize_row_q8_0):
+// Quantised dot products (n a multiple of the block size, x quantised with quantize_row_q8_0, so
+// x.q is never -128: the x86 Q8_0 kernel relies on that):
 //   for each 32-element block b and each lane j in 0..7:
 //     p_bj = exact int32 sum over the block's elements 4j .. 4j+3 of the integer products
 //       (Q4_0: (q - 8) * x.q, element i < 16 being the low nibble of qs[i] and 16 + i its high nibble;
@@ -27,11 +28,25 @@
 // rope (adjacent pairs, llama.cpp's "normal" mode): for each head h and pair i < head_dim/2,
 //   x0 = x[2i], x1 = x[2i+1]:  x[2i] = x0 * c[i] - x1 * s[i];  x[2i+1] = x0 * s[i] + x1 * c[i]
 // axpy: y[i] = fma(a, x[i], y[i])
+//
+// Where a type with a min term goes (Q4_K, Q5_K; none is implemented yet). ggml dequantises such a
+// weight as y = d * scale * q - dmin * min, with 6-bit scale and min per 32-element sub-block and q
+// unsigned, so a dot product splits into the q part and a min part that needs only the sum of the
+// activations per sub-block (ggml's Q8_K carries it as bsums). In r1pi's recipe, per 32-element
+// sub-block s (= one Q8_0 activation block) of a super-block:
+//   the q part is the recipe above with p_bj = scale_s * (sum over the lane's four elements of q * x.q)
+//     and d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d);
+//   the min part is m_s = min_s * (exact int32 sum of the block's 32 x.q), and once per block, after
+//     the eight lanes' fmas of that block, lane 0 takes acc[0] = fma(-(dmin * x.d), (float)m_s, acc[0])
+//     (dmin = fp16_to_fp32(w.dmin), x.d as float; the product dmin * x.d rounded once, the negation
+//     exact). The place is fixed so that every backend, whichever side it sums the activations on,
+//     gives the same bytes; |m_s| <= 63 * 32 * 127 keeps (float)m_s exact.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "ggml/ggml_type.h"
 #include "ggml/quant_blocks.h"
 
 namespace r1pi {
@@ -53,29 +68,40 @@ struct MatmulArgs {
   int64_t out_stride;
 };
 
+// The kernels of one weight type, ggml-cpu's type_traits_cpu: w is a row of that type, x a row of
+// its activation type (activation_type below) of the same n elements.
+struct TypeKernels {
+  float (*vec_dot)(int64_t n, const void* w, const void* x);
+  void (*matmul)(const MatmulArgs& a);
+};
+
+// One backend: the per-type kernels as one member per weight type, and the ops on floats. Backends
+// fill it with designated initialisers (an entry left out stays nullptr, which the kernel tests
+// refuse for every backend).
 struct Kernels {
   const char* name;  // "scalar", "avx2", "avx2-vnni", "avx512-vnni", "neon-dotprod", "neon"
 
   void (*quantize_row_q8_0)(const float* x, block_q8_0* y, int64_t n);
 
-  float (*vec_dot_q4_0_q8_0)(int64_t n, const block_q4_0* w, const block_q8_0* x);
-  float (*vec_dot_q8_0_q8_0)(int64_t n, const block_q8_0* w, const block_q8_0* x);
-  float (*vec_dot_q6_K_q8_0)(int64_t n, const block_q6_K* w, const block_q8_0* x);
-  float (*vec_dot_f16_f32)(int64_t n, const uint16_t* w, const float* x);
+  TypeKernels q4_0;  // Q4_0 weights, Q8_0 activations
+  TypeKernels q8_0;  // Q8_0 weights, Q8_0 activations
+  TypeKernels q6_K;  // Q6_K weights, Q8_0 activations
+  TypeKernels f16;   // F16 weights, F32 activations
+  TypeKernels f32;   // F32 weights, F32 activations
+
   float (*vec_dot_f32)(int64_t n, const float* a, const float* b);
-
-  void (*matmul_q4_0_q8_0)(const MatmulArgs& a);
-  void (*matmul_q8_0_q8_0)(const MatmulArgs& a);
-  void (*matmul_q6_K_q8_0)(const MatmulArgs& a);
-  void (*matmul_f16_f32)(const MatmulArgs& a);
-  void (*matmul_f32_f32)(const MatmulArgs& a);
-
   void (*rmsnorm)(float* out, const float* x, const float* w, int64_t n, float eps);
   void (*softmax)(float* x, int64_t n);
   void (*silu_mul)(float* g, const float* u, int64_t n);
   void (*rope)(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
   void (*axpy)(float* y, float a, const float* x, int64_t n);
 };
+
+// The per-type facts, from one table with a row per weight type (kernels.cpp): the activation type
+// its kernels take (Q8_0 or F32) and its entries in a backend's table. Both throw Error for a type
+// without kernels.
+GgmlType activation_type(GgmlType weight);
+const TypeKernels& for_type(const Kernels& backend, GgmlType weight);
 
 // The scalar reference backend: always available, the definition of every result.
 const Kernels& kernels_scalar();
@@ -89,8 +115,9 @@ const Kernels& kernels();
 const Kernels* kernels_neon();
 const Kernels* kernels_neon_dotprod();
 
-// The x86 AVX2 backend (kernels_avx2.cpp: AVX2 + FMA + F16C); nullptr where this build is not for
-// x86 or the CPU lacks one of the three (checked at run time: the binary itself is baseline x86-64).
+// The x86 AVX2 backend (kernels_avx2.cpp with what every x86 backend shares, kernels_x86.h: AVX2 +
+// FMA + F16C); nullptr where this build is not for x86 or the CPU lacks one of the three (checked
+// at run time: the binary itself is baseline x86-64).
 const Kernels* kernels_avx2();
 // The same with AVX-VNNI (kernels_avx2_vnni.cpp, "avx2-vnni"): nullptr unless the CPU has AVX-VNNI
 // too and the compiler could build for it.

@@ -1,5 +1,5 @@
-// Internals of the AVX2 backend (kernels_avx2.cpp) that the tests look at directly. The backend
-// itself is reached through kernels.h (kernels_avx2).
+// Internals of the x86 backends (kernels_x86_ops.cpp) that the tests look at directly. The backends
+// themselves are reached through kernels.h (kernels_avx2 ...).
 #pragma once
 #include <cstdint>
 

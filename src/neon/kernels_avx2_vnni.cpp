@@ -1,10 +1,35 @@
-// The AVX2 backend once more, compiled with -mavxvnni as well: the "avx2-vnni" table
-// (kernels_avx2.cpp describes both). Where the compiler cannot target AVX-VNNI (CMakeLists.txt then
-// leaves the flag out) this build simply has no such backend.
+// The "avx2-vnni" backend: AVX2 + FMA + F16C with AVX-VNNI (Intel Alder Lake / Sapphire Rapids and
+// later, AMD Zen 5): the VNNI policies, where one vpdpbusd does the work of maddubs + madd + add
+// (as sdot does on the Pi), with the same bytes. Where the compiler cannot target AVX-VNNI
+// (CMakeLists.txt then leaves the flag out) this build simply has no such backend.
 #include "neon/kernels.h"
 
 #if defined(__AVXVNNI__)
-#include "neon/kernels_avx2.cpp"
+
+#include "neon/kernels_x86_policies.h"
+
+namespace r1pi {
+
+namespace {
+
+struct AvxVnni {
+  static constexpr int kVectorRegisters = 16;
+  static R1PI_INLINE __m256i dot4_add(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_dpbusd_avx_epi32(acc, u, s);
+  }
+};
+
+constexpr Kernels kAvx2Vnni =
+    x86_kernels("avx2-vnni", quant_entries<Q4_0Vnni<AvxVnni>>(),
+                quant_entries<Q8_0Policy<AvxVnni>>(), quant_entries<Q6_KVnni<AvxVnni>>());
+
+}  // namespace
+
+// Only kernels.cpp calls this, after checking the CPU (kernels_avx2_vnni() in kernels.h).
+const Kernels* kernels_avx2_vnni_unchecked() { return &kAvx2Vnni; }
+
+}  // namespace r1pi
+
 #else
 namespace r1pi {
 const Kernels* kernels_avx2_vnni_unchecked() { return nullptr; }

@@ -1,8 +1,8 @@
-// The AVX2 backend once more, compiled with AVX-512 (F, BW, VL, DQ, VNNI) as well: the
-// "avx512-vnni" table (kernels_avx2.cpp describes all three builds). The same bytes as "avx2";
-// products of up to 8 tokens put two weight rows in each 512-bit register (few_tile_pairs). Where
-// the compiler cannot target AVX-512 (CMakeLists.txt then leaves the flags out) this build simply
-// has no such backend.
+// The "avx512-vnni" backend: AVX2 + FMA + F16C with AVX-512 F/BW/VL/DQ/VNNI (Intel Cascade Lake
+// and later servers, AMD Zen 4 and later). The VNNI policies in 256 bits (vpdpbusd from AVX512-VNNI
+// with AVX512VL), and for products of 1 to 8 tokens two weight rows in each 512-bit register
+// (few_tile_pairs); the same bytes as every other backend. Where the compiler cannot target
+// AVX-512 (CMakeLists.txt then leaves the flags out) this build simply has no such backend.
 #include "neon/kernels.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
@@ -10,7 +10,138 @@
 // GCC 12's AVX-512 intrinsics start some results from a self-initialised "undefined" register,
 // which -Wmaybe-uninitialized reports at every use (a known false positive of the headers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include "neon/kernels_avx2.cpp"
+
+#include "neon/kernels_x86_policies.h"
+
+namespace r1pi {
+
+namespace {
+
+struct Avx512 {
+  static constexpr int kVectorRegisters = 32;
+  static R1PI_INLINE __m256i dot4_add(__m256i acc, __m256i u, __m256i s) {
+    return _mm256_dpbusd_epi32(acc, u, s);
+  }
+};
+
+// few_tile with rows 2i and 2i + 1 in one 512-bit register (lanes 0..7 and 8..15): each lane is
+// computed exactly as in the 256-bit tile, with about half the instructions per weight byte.
+// Policies with unpack2 / lanes2 / scaled2 (W2) take this path: Q6_K decode, whose unpacking is
+// the costliest, and Q4_0 with 2 to 8 tokens (speculative verification); Q4_0 at B = 1 reads no
+// faster from memory (bench/README.md).
+template <class P, int R, int T>
+R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a, const Prepared& pp,
+                                int64_t nb, __m256 (&acc)[R][T], const float* lut, size_t pf) {
+  constexpr int H = R / 2;
+  __m512 acc2[H][T];
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t)
+      acc2[h][t] = _mm512_insertf32x8(_mm512_castps256_ps512(acc[2 * h][t]), acc[2 * h + 1][t], 1);
+  const __m512 magic = _mm512_broadcast_f32x8(P::magic());
+  auto block = [&]<int k, bool kPrefetch>(int64_t b) {
+    const int64_t bk = b + k;
+    __m512i xv[T], corr[T];
+    __m512 dxb[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const TokenBlock x = token_block<P, T>(a, pp, bk, t);
+      xv[t] = _mm512_broadcast_i64x4(x.q);
+      corr[t] = _mm512_broadcast_i64x4(x.corr);
+      dxb[t] = _mm512_set1_ps(x.d);
+    }
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) {
+      if constexpr (kPrefetch) {
+        _mm_prefetch(reinterpret_cast<const char*>(rows[2 * h] + pf + bk * P::kBlockBytes), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(rows[2 * h + 1] + pf + bk * P::kBlockBytes), _MM_HINT_T0);
+      }
+      const typename P::W2 w = P::template unpack2<k>(rows[2 * h], rows[2 * h + 1], b, lut);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const __m512 d = _mm512_mul_ps(w.dw, dxb[t]);
+        const __m512 f =
+            P::scaled2(_mm512_sub_ps(_mm512_castsi512_ps(P::lanes2(w, xv[t], corr[t])), magic), w);
+        acc2[h][t] = _mm512_fmadd_ps(d, f, acc2[h][t]);
+      }
+    }
+  };
+  for_each_block<P>(nb, block);
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t) {
+      acc[2 * h][t] = _mm512_castps512_ps256(acc2[h][t]);
+      acc[2 * h + 1][t] = _mm512_extractf32x8_ps(acc2[h][t], 1);
+    }
+}
+
+// Two rows' block b in one 512-bit register (row0 in lanes 0..7, row1 in 8..15), each half as
+// Q4_0Vnni::unpack1 makes it.
+struct Q4_0Pairs : Q4_0Vnni<Avx512> {
+  struct W2 {
+    __m512i q;
+    __m512 dw;
+  };
+  template <int k>
+  static R1PI_INLINE W2 unpack2(const uint8_t* row0, const uint8_t* row1, int64_t b, const float* lut) {
+    const uint8_t* blk0 = row0 + b * int64_t(sizeof(block_q4_0));
+    const uint8_t* blk1 = row1 + b * int64_t(sizeof(block_q4_0));
+    __m512i raw = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk0 + 2)));
+    raw = _mm512_mask_broadcast_i32x4(raw, 0xFF00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk1 + 2)));
+    const __m512i nibbles = _mm512_broadcast_i64x4(nibble_masks());
+    const __m512 dw = _mm512_mask_broadcastss_ps(_mm512_set1_ps(lut[load_u16(blk0)]), 0xFF00,
+                                                 _mm_load_ss(lut + load_u16(blk1)));
+    return {_mm512_and_si512(raw, nibbles), dw};
+  }
+  static R1PI_INLINE __m512i lanes2(const W2& w, __m512i x, __m512i corr) {
+    return _mm512_dpbusd_epi32(corr, w.q, x);
+  }
+  static R1PI_INLINE __m512 scaled2(__m512 f, const W2&) { return f; }
+};
+
+// Two rows' block k of super-block b / 8 in one 512-bit register (row0 in lanes 0..7, row1 in
+// 8..15), each half as Q6_KVnni::unpack1 makes it.
+struct Q6_KPairs : Q6_KVnni<Avx512> {
+  // Two pairs of rows (bench/README.md).
+  static constexpr int kRowsSingle = 4;
+  struct W2 {
+    __m512i q;
+    __m512 sf;
+    __m512 dw;
+  };
+  template <int k>
+  static R1PI_INLINE W2 unpack2(const uint8_t* row0, const uint8_t* row1, int64_t b, const float* lut) {
+    const block_q6_K* sb0 = reinterpret_cast<const block_q6_K*>(row0) + b / 8;
+    const block_q6_K* sb1 = reinterpret_cast<const block_q6_K*>(row1) + b / 8;
+    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(quants<k>(sb0)), quants<k>(sb1), 1);
+    // Both rows' scales of this half of the super-block (row0's eight, then row1's), as floats.
+    const __m128i sc0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb0->scales));
+    const __m128i sc1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb1->scales));
+    const __m512 half = _mm512_cvtepi32_ps(
+        _mm512_cvtepi8_epi32(k < 4 ? _mm_unpacklo_epi64(sc0, sc1) : _mm_unpackhi_epi64(sc0, sc1)));
+    constexpr int i = 2 * (k % 4);
+    const __m512 sf = _mm512_permutexvar_ps(
+        _mm512_setr_epi32(i, i, i, i, i + 1, i + 1, i + 1, i + 1, 8 + i, 8 + i, 8 + i, 8 + i, 9 + i,
+                          9 + i, 9 + i, 9 + i),
+        half);
+    const __m512 dw = _mm512_mask_broadcastss_ps(_mm512_set1_ps(lut[sb0->d]), 0xFF00, _mm_load_ss(lut + sb1->d));
+    return {q, sf, dw};
+  }
+  static R1PI_INLINE __m512i lanes2(const W2& w, __m512i x, __m512i corr) {
+    return _mm512_dpbusd_epi32(corr, w.q, x);
+  }
+  static R1PI_INLINE __m512 scaled2(__m512 t, const W2& w) { return _mm512_mul_ps(t, w.sf); }
+};
+
+constexpr Kernels kAvx512Vnni =
+    x86_kernels("avx512-vnni", quant_entries<Q4_0Pairs>(), quant_entries<Q8_0Policy<Avx512>>(),
+                quant_entries<Q6_KPairs>());
+
+}  // namespace
+
+// Only kernels.cpp calls this, after checking the CPU (kernels_avx512_vnni() in kernels.h).
+const Kernels* kernels_avx512_vnni_unchecked() { return &kAvx512Vnni; }
+
+}  // namespace r1pi
+
 #else
 namespace r1pi {
 const Kernels* kernels_avx512_vnni_unchecked() { return nullptr; }

@@ -294,71 +294,61 @@ inline void float_tile(int64_t n, const typename WF::Elem* const* w, const float
 
 // ---- the typed entry points: vec_dot is the 1 x 1 tile ---------------------------------------
 
+// Each Ops names a weight type's row element W and activation element X, and runs its R x T tile
+// over rows of n elements.
 template <class Dot, class WT>
 struct QuantOps {
-  using Block = typename WT::Block;
-  static float vec_dot(int64_t n, const Block* w, const block_q8_0* x) {
-    float out[1][1];
-    quant_tile<Dot, WT, 1, 1>(n / WT::kPerBlock, &w, &x, out);
-    return out[0][0];
-  }
+  using W = typename WT::Block;
+  using X = block_q8_0;
   template <int R, int T>
-  static void tile(const MatmulArgs& a, int64_t r, int64_t stride, int b) {
-    const Block* w[R];
-    const block_q8_0* x[T];
-    for (int i = 0; i < R; ++i) w[i] = reinterpret_cast<const Block*>(a.w + (r + i * stride) * a.w_row_bytes);
-    for (int t = 0; t < T; ++t)
-      x[t] = reinterpret_cast<const block_q8_0*>(a.x + size_t(b + t) * a.x_row_bytes);
-    float out[R][T];
-    quant_tile<Dot, WT, R, T>(a.n / WT::kPerBlock, w, x, out);
-    for (int i = 0; i < R; ++i)
-      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i * stride] = out[i][t];
+  static void run(int64_t n, const W* const* w, const X* const* x, float (*out)[T]) {
+    quant_tile<Dot, WT, R, T>(n / WT::kPerBlock, w, x, out);
   }
 };
 
 template <class Dot>
 struct Q6KOps {
-  static float vec_dot(int64_t n, const block_q6_K* w, const block_q8_0* x) {
-    float out[1][1];
-    q6_K_tile<Dot, 1, 1>(n / QK_K, &w, &x, out);
-    return out[0][0];
-  }
+  using W = block_q6_K;
+  using X = block_q8_0;
   template <int R, int T>
-  static void tile(const MatmulArgs& a, int64_t r, int64_t stride, int b) {
-    const block_q6_K* w[R];
-    const block_q8_0* x[T];
-    for (int i = 0; i < R; ++i)
-      w[i] = reinterpret_cast<const block_q6_K*>(a.w + (r + i * stride) * a.w_row_bytes);
-    for (int t = 0; t < T; ++t)
-      x[t] = reinterpret_cast<const block_q8_0*>(a.x + size_t(b + t) * a.x_row_bytes);
-    float out[R][T];
-    q6_K_tile<Dot, R, T>(a.n / QK_K, w, x, out);
-    for (int i = 0; i < R; ++i)
-      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i * stride] = out[i][t];
+  static void run(int64_t n, const W* const* w, const X* const* x, float (*out)[T]) {
+    q6_K_tile<Dot, R, T>(n / QK_K, w, x, out);
   }
 };
 
 template <class WF>
 struct FloatOps {
-  using Elem = typename WF::Elem;
-  static float vec_dot(int64_t n, const Elem* w, const float* x) {
-    float out[1][1];
-    float_tile<WF, 1, 1>(n, &w, &x, out);
-    return out[0][0];
-  }
+  using W = typename WF::Elem;
+  using X = float;
   template <int R, int T>
-  static void tile(const MatmulArgs& a, int64_t r, int64_t stride, int b) {
-    const Elem* w[R];
-    const float* x[T];
-    for (int i = 0; i < R; ++i) w[i] = reinterpret_cast<const Elem*>(a.w + (r + i * stride) * a.w_row_bytes);
-    for (int t = 0; t < T; ++t)
-      x[t] = reinterpret_cast<const float*>(a.x + size_t(b + t) * a.x_row_bytes);
-    float out[R][T];
-    float_tile<WF, R, T>(a.n, w, x, out);
-    for (int i = 0; i < R; ++i)
-      for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i * stride] = out[i][t];
+  static void run(int64_t n, const W* const* w, const X* const* x, float (*out)[T]) {
+    float_tile<WF, R, T>(n, w, x, out);
   }
 };
+
+template <class Ops>
+float vec_dot(int64_t n, const void* w, const void* x) {
+  const typename Ops::W* wr = static_cast<const typename Ops::W*>(w);
+  const typename Ops::X* xr = static_cast<const typename Ops::X*>(x);
+  float out[1][1];
+  Ops::template run<1, 1>(n, &wr, &xr, out);
+  return out[0][0];
+}
+
+// Rows r, r + stride, .. (R of them) times tokens b .. b + T - 1 into a.out.
+template <class Ops, int R, int T>
+void tile(const MatmulArgs& a, int64_t r, int64_t stride, int b) {
+  const typename Ops::W* w[R];
+  const typename Ops::X* x[T];
+  for (int i = 0; i < R; ++i)
+    w[i] = reinterpret_cast<const typename Ops::W*>(a.w + (r + i * stride) * a.w_row_bytes);
+  for (int t = 0; t < T; ++t)
+    x[t] = reinterpret_cast<const typename Ops::X*>(a.x + size_t(b + t) * a.x_row_bytes);
+  float out[R][T];
+  Ops::template run<R, T>(a.n, w, x, out);
+  for (int i = 0; i < R; ++i)
+    for (int t = 0; t < T; ++t) a.out[(b + t) * a.out_stride + r + i * stride] = out[i][t];
+}
 
 // Rows [r0, r1) for T tokens starting at b, RB rows at a time as RB streams: the rows are cut
 // into RB equal parts and tile i takes row i of each part, so that each stream reads consecutive
@@ -367,8 +357,8 @@ struct FloatOps {
 template <class Ops, int RB, int T>
 void rows_for_tokens(const MatmulArgs& a, int b) {
   const int64_t q = (a.r1 - a.r0) / RB;
-  for (int64_t r = a.r0; r < a.r0 + q; ++r) Ops::template tile<RB, T>(a, r, q, b);
-  for (int64_t r = a.r0 + q * RB; r < a.r1; ++r) Ops::template tile<1, T>(a, r, 1, b);
+  for (int64_t r = a.r0; r < a.r0 + q; ++r) tile<Ops, RB, T>(a, r, q, b);
+  for (int64_t r = a.r0 + q * RB; r < a.r1; ++r) tile<Ops, 1, T>(a, r, 1, b);
 }
 
 // The tiling: one token (decode) takes four rows at a time, so four independent fma chains hide
@@ -393,7 +383,7 @@ void matmul(const MatmulArgs& a) {
 
 // ---- float kernels -------------------------------------------------------------------------
 
-float vec_dot_f32(int64_t n, const float* a, const float* b) { return FloatOps<F32W>::vec_dot(n, a, b); }
+float vec_dot_f32(int64_t n, const float* a, const float* b) { return vec_dot<FloatOps<F32W>>(n, a, b); }
 
 // round_even as the scalar code does it: (v + 1.5 * 2^23) - 1.5 * 2^23, two IEEE additions.
 inline float32x4_t round_even4(float32x4_t v) {
@@ -510,26 +500,27 @@ void axpy(float* y, float a, const float* x, int64_t n) {
   for (; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
 }
 
+template <class Ops>
+constexpr TypeKernels entries() {
+  return {.vec_dot = vec_dot<Ops>, .matmul = matmul<Ops>};
+}
+
 template <class Dot>
 constexpr Kernels make_table(const char* name) {
   return Kernels{
-      name,
-      quantize_row_q8_0,
-      QuantOps<Dot, Q4_0W>::vec_dot,
-      QuantOps<Dot, Q8_0W>::vec_dot,
-      Q6KOps<Dot>::vec_dot,
-      FloatOps<F16W>::vec_dot,
-      vec_dot_f32,
-      matmul<QuantOps<Dot, Q4_0W>>,
-      matmul<QuantOps<Dot, Q8_0W>>,
-      matmul<Q6KOps<Dot>>,
-      matmul<FloatOps<F16W>>,
-      matmul<FloatOps<F32W>>,
-      rmsnorm,
-      softmax,
-      silu_mul,
-      rope,
-      axpy,
+      .name = name,
+      .quantize_row_q8_0 = quantize_row_q8_0,
+      .q4_0 = entries<QuantOps<Dot, Q4_0W>>(),
+      .q8_0 = entries<QuantOps<Dot, Q8_0W>>(),
+      .q6_K = entries<Q6KOps<Dot>>(),
+      .f16 = entries<FloatOps<F16W>>(),
+      .f32 = entries<FloatOps<F32W>>(),
+      .vec_dot_f32 = vec_dot_f32,
+      .rmsnorm = rmsnorm,
+      .softmax = softmax,
+      .silu_mul = silu_mul,
+      .rope = rope,
+      .axpy = axpy,
   };
 }
 

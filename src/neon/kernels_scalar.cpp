@@ -130,24 +130,31 @@ void matmul_by_rows(const MatmulArgs& a) {
               reinterpret_cast<const X*>(a.x + b * a.x_row_bytes));
 }
 
+// A typed dot product as a TypeKernels::vec_dot.
+template <typename W, typename X, float (*Dot)(int64_t, const W*, const X*)>
+float untyped_dot(int64_t n, const void* w, const void* x) {
+  return Dot(n, static_cast<const W*>(w), static_cast<const X*>(x));
+}
+
+template <typename W, typename X, float (*Dot)(int64_t, const W*, const X*)>
+constexpr TypeKernels by_rows() {
+  return {.vec_dot = untyped_dot<W, X, Dot>, .matmul = matmul_by_rows<W, X, Dot>};
+}
+
 const Kernels kScalar = {
-    "scalar",
-    quantize_row_q8_0_ref,
-    vec_dot_q4_0_q8_0,
-    vec_dot_q8_0_q8_0,
-    vec_dot_q6_K_q8_0,
-    vec_dot_f16_f32,
-    vec_dot_f32,
-    matmul_by_rows<block_q4_0, block_q8_0, vec_dot_q4_0_q8_0>,
-    matmul_by_rows<block_q8_0, block_q8_0, vec_dot_q8_0_q8_0>,
-    matmul_by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>,
-    matmul_by_rows<uint16_t, float, vec_dot_f16_f32>,
-    matmul_by_rows<float, float, vec_dot_f32>,
-    rmsnorm,
-    softmax,
-    silu_mul,
-    rope,
-    axpy,
+    .name = "scalar",
+    .quantize_row_q8_0 = quantize_row_q8_0_ref,
+    .q4_0 = by_rows<block_q4_0, block_q8_0, vec_dot_q4_0_q8_0>(),
+    .q8_0 = by_rows<block_q8_0, block_q8_0, vec_dot_q8_0_q8_0>(),
+    .q6_K = by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>(),
+    .f16 = by_rows<uint16_t, float, vec_dot_f16_f32>(),
+    .f32 = by_rows<float, float, vec_dot_f32>(),
+    .vec_dot_f32 = vec_dot_f32,
+    .rmsnorm = rmsnorm,
+    .softmax = softmax,
+    .silu_mul = silu_mul,
+    .rope = rope,
+    .axpy = axpy,
 };
 
 }  // namespace

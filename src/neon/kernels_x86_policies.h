@@ -1,0 +1,267 @@
+// The weight types' policies for the x86 quantised products (kernels_x86_quant.h), one per
+// instruction set where the unpacking differs: Q4_0Avx2 / Q4_0Vnni, Q6_KAvx2 / Q6_KVnni, and
+// Q8_0 for all. Each is a template over the backend's Isa, which gives
+//   dot4_add(acc, u, s): acc + the sums of four u8 x s8 products per int32 lane (without VNNI,
+//     maddubs forms pair sums in int16, saturating: callers keep them in range, and madd adds the
+//     pairs; vpdpbusd sums in int32), and
+//   kVectorRegisters: 16, or 32 with AVX-512.
+// The AVX-512 row-pair policies build on the VNNI ones (kernels_avx512_vnni.cpp).
+//
+// Each policy unpacks one weight block twice over:
+//   unpack1/lanes1 (B <= kFewTokens<P>): weights unsigned, the token-side offsets from Prepared::corr;
+//   unpackN/lanesN (more tokens): weights signed, activations x + 128, the offset correction
+//     bits(1.5 * 2^23) - 128 * (the lane's weight sum) computed once per block for all tokens.
+// lanes* return bits(1.5 * 2^23 + p_j) in each lane.
+#pragma once
+
+#include "neon/kernels_x86_quant.h"
+
+namespace r1pi {
+namespace {
+
+// 1.5 * 2^19, whose ulp is 1/16: bits(1.5 * 2^19) + 16 p is the float 1.5 * 2^19 + p (|16 p| < 2^22).
+constexpr int32_t kMagic16Bits = 0x49400000;
+constexpr float kMagic16 = 786432.0f;
+
+// Q4_0 nibbles of one block in element order: both register halves get the 16 bytes, the upper
+// half shifted by 4 (the 32-bit shift drags the next byte's low bits into each high nibble, which
+// the mask removes).
+inline __m256i q4_nibbles(const uint8_t* qs) {
+  const __m256i raw = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  return _mm256_and_si256(_mm256_srlv_epi32(raw, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)),
+                          _mm256_set1_epi8(0x0F));
+}
+
+// What both Q4_0 policies share: the layout and the weight-side path.
+template <class I>
+struct Q4_0Base {
+  using Isa = I;
+  static constexpr int kGroup = 1;
+  static constexpr int64_t kBlockBytes = sizeof(block_q4_0);
+  static constexpr int kRowsSingle = 4;
+  static constexpr Corr kCorr = Corr::Lanes;
+  static constexpr bool kUnsignedX = true;
+  struct W1 {
+    __m256i q;   // 0..15 (Q4_0Vnni: lanes 4..7 16 q)
+    __m256 dw;
+  };
+  struct WN {
+    __m256i w;     // q - 8
+    __m256i corr;  // bits(magic) - 128 * lane sums of w
+    __m256 dw;
+  };
+  static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
+    return Isa::dot4_add(corr, w.q, x);
+  }
+  static R1PI_INLINE __m256 scaled(__m256 f, const W1&) { return f; }
+  // |(x + 128) (q - 8)| <= 255 * 8 per product: pair sums fit int16.
+  template <int k>
+  static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
+    const uint8_t* blk = row + b * int64_t(sizeof(block_q4_0));
+    const __m256i w = _mm256_sub_epi8(q4_nibbles(blk + 2), _mm256_set1_epi8(8));
+    const __m256i s = Isa::dot4_add(_mm256_setzero_si256(), _mm256_set1_epi8(int8_t(0x80)), w);
+    return {w, _mm256_sub_epi32(_mm256_set1_epi32(kMagicBits), s), _mm256_broadcast_ss(lut + load_u16(blk))};
+  }
+  static R1PI_INLINE __m256i lanesN(const WN& w, const int8_t* xq) {
+    return Isa::dot4_add(w.corr, _mm256_load_si256(reinterpret_cast<const __m256i*>(xq)), w.w);
+  }
+};
+
+template <class I>
+struct Q4_0Avx2 : Q4_0Base<I> {
+  using W1 = typename Q4_0Base<I>::W1;
+  static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
+  static R1PI_INLINE __m256i magic_bits() { return _mm256_set1_epi32(kMagicBits); }
+  static R1PI_INLINE __m256i corr_shift() { return _mm256_set1_epi32(3); }
+  template <int k>
+  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
+    const uint8_t* blk = row + b * int64_t(sizeof(block_q4_0));
+    return {q4_nibbles(blk + 2), _mm256_broadcast_ss(lut + load_u16(blk))};
+  }
+};
+
+// Decode with VNNI: lanes 0..3 take the low nibbles (q), lanes 4..7 the high nibbles left in place
+// (16 q, up to 240: products that only vpdpbusd's int32 sums can hold). The offsets (prepare) are
+// bits(M) - 8 * lane sum of x in lanes 0..3 and bits(M16) - 128 * lane sum in lanes 4..7, so lanes
+// 4..7 hold bits(M16) + 16 p_j, which is the float M16 + p_j; magic() takes M (M16) off. One AND
+// instead of a shift and an AND per block.
+template <class I>
+struct Q4_0Vnni : Q4_0Base<I> {
+  using W1 = typename Q4_0Base<I>::W1;
+  static R1PI_INLINE __m256 magic() {
+    return _mm256_setr_ps(kMagic, kMagic, kMagic, kMagic, kMagic16, kMagic16, kMagic16, kMagic16);
+  }
+  static R1PI_INLINE __m256i magic_bits() {
+    return _mm256_setr_epi32(kMagicBits, kMagicBits, kMagicBits, kMagicBits, kMagic16Bits,
+                             kMagic16Bits, kMagic16Bits, kMagic16Bits);
+  }
+  static R1PI_INLINE __m256i corr_shift() { return _mm256_setr_epi32(3, 3, 3, 3, 7, 7, 7, 7); }
+  static R1PI_INLINE __m256i nibble_masks() {
+    return _mm256_setr_epi32(0x0F0F0F0F, 0x0F0F0F0F, 0x0F0F0F0F, 0x0F0F0F0F, int32_t(0xF0F0F0F0),
+                             int32_t(0xF0F0F0F0), int32_t(0xF0F0F0F0), int32_t(0xF0F0F0F0));
+  }
+  template <int k>
+  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
+    const uint8_t* blk = row + b * int64_t(sizeof(block_q4_0));
+    const __m256i raw =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+    return {_mm256_and_si256(raw, nibble_masks()), _mm256_broadcast_ss(lut + load_u16(blk))};
+  }
+};
+
+// Q8_0 weights are signed both ways: |w| <= 128 and |x| <= 127 (Q8_0 activations) keep the pair
+// sums of |w| * (x * sign(w)) within int16.
+template <class I>
+struct Q8_0Policy {
+  using Isa = I;
+  static constexpr int kGroup = 1;
+  static constexpr int64_t kBlockBytes = sizeof(block_q8_0);
+  static constexpr int kRowsSingle = 4;
+  static constexpr Corr kCorr = Corr::None;
+  static constexpr bool kUnsignedX = false;
+  struct W1 {
+    __m256i aw;  // |w|
+    __m256i w;   // w (for the sign)
+    __m256 dw;
+  };
+  using WN = W1;
+  template <int k>
+  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
+    const uint8_t* blk = row + b * int64_t(sizeof(block_q8_0));
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    return {_mm256_abs_epi8(w), w, _mm256_broadcast_ss(lut + load_u16(blk))};
+  }
+  static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
+  static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i) {
+    return Isa::dot4_add(_mm256_set1_epi32(kMagicBits), w.aw, _mm256_sign_epi8(x, w.w));
+  }
+  static R1PI_INLINE __m256 scaled(__m256 f, const W1&) { return f; }
+  template <int k>
+  static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
+    return unpack1<k>(row, b, lut);
+  }
+  static R1PI_INLINE __m256i lanesN(const WN& w, const int8_t* xq) {
+    return lanes1(w, _mm256_load_si256(reinterpret_cast<const __m256i*>(xq)), __m256i());
+  }
+};
+
+// Q6_K: block k (0..7) of a super-block is its half h = k / 4, quarter g = k % 4 (q6_K_layout.h):
+// low bits ql[64h + 32(g & 1) + l] (low nibble for g < 2), high bits (qh[32h + l] >> 2g) & 3.
+// Lanes 0..3 take scales[2k], lanes 4..7 scales[2k + 1]: madd multiplies the pair sums by them
+// (Q6_KAvx2, and the weight-side path of both), or, in decode with VNNI, a float multiply
+// (Q6_KVnni).
+template <class I>
+struct Q6_KBase {
+  using Isa = I;
+  static constexpr int kGroup = 8;
+  static constexpr int64_t kBlockBytes = sizeof(block_q6_K) / 8;
+  // In 256 bits four rows were slower than two.
+  static constexpr int kRowsSingle = 2;
+  static constexpr bool kUnsignedX = true;
+  struct WN {
+    __m256i w;     // q - 32
+    __m256i s;
+    __m256i corr;  // bits(magic) - 128 * scale * lane sums of w
+    __m256 dw;
+  };
+  // Block k's 32 quants q (0..63) in element order.
+  template <int k>
+  static R1PI_INLINE __m256i quants(const block_q6_K* sb) {
+    constexpr int h = k / 4, g = k % 4;
+    const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->ql + 64 * h + 32 * (g & 1)));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->qh + 32 * h));
+    const __m256i m0F = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    __m256i lo, hi;
+    if constexpr (g < 2) lo = _mm256_and_si256(ql, m0F);
+    else lo = _mm256_and_si256(_mm256_srli_epi16(ql, 4), m0F);
+    if constexpr (g == 0) hi = _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30);
+    else if constexpr (g == 1) hi = _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30);
+    else if constexpr (g == 2) hi = _mm256_and_si256(qh, m30);
+    else hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30);
+    return _mm256_or_si256(lo, hi);
+  }
+  // Block k's two scales as int16 pairs: scales[2k] for lanes 0..3, scales[2k + 1] for 4..7.
+  template <int k>
+  static R1PI_INLINE __m256i pair_scales(const block_q6_K* sb) {
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb->scales));
+    const __m128i pick = _mm_setr_epi8(2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k,
+                                       2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1,
+                                       2 * k + 1, 2 * k + 1, 2 * k + 1);
+    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc, pick));
+  }
+  static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
+  // |(x + 128) (q - 32)| <= 255 * 32 per product: pair sums fit int16.
+  template <int k>
+  static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
+    const block_q6_K* sb = reinterpret_cast<const block_q6_K*>(row) + b / 8;
+    const __m256i s = pair_scales<k>(sb);
+    const __m256i w = _mm256_sub_epi8(quants<k>(sb), _mm256_set1_epi8(32));
+    const __m256i c = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(int8_t(0x80)), w), s);
+    return {w, s, _mm256_sub_epi32(_mm256_set1_epi32(kMagicBits), c), _mm256_broadcast_ss(lut + sb->d)};
+  }
+  static R1PI_INLINE __m256i lanesN(const WN& w, const int8_t* xq) {
+    const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(xq));
+    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(x, w.w), w.s), w.corr);
+  }
+};
+
+// (sum q*x - 32 (x0 + x1)) per pair is (q0 - 32) x0 + (q1 - 32) x1, |.| <= 8128; madd multiplies by
+// the scale: p_j = s * sum of the lane's four (q - 32) x, |p_j| < 2^21.
+template <class I>
+struct Q6_KAvx2 : Q6_KBase<I> {
+  using Base = Q6_KBase<I>;
+  static constexpr Corr kCorr = Corr::Pairs;
+  struct W1 {
+    __m256i q;  // 0..63
+    __m256i s;  // int16 scales (pairs)
+    __m256 dw;
+  };
+  template <int k>
+  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
+    const block_q6_K* sb = reinterpret_cast<const block_q6_K*>(row) + b / 8;
+    return {Base::template quants<k>(sb), Base::template pair_scales<k>(sb),
+            _mm256_broadcast_ss(lut + sb->d)};
+  }
+  static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
+    const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(w.q, x), corr);
+    return _mm256_add_epi32(_mm256_madd_epi16(pairs, w.s), _mm256_set1_epi32(kMagicBits));
+  }
+  static R1PI_INLINE __m256 scaled(__m256 f, const W1&) { return f; }
+};
+
+// vpdpbusd gives each lane's t = sum of four (q - 32) x exactly (offsets as for Q4_0), and s * t,
+// |s * t| < 2^21, is exact in float.
+template <class I>
+struct Q6_KVnni : Q6_KBase<I> {
+  using Isa = I;
+  using Base = Q6_KBase<I>;
+  static constexpr Corr kCorr = Corr::Lanes;
+  struct W1 {
+    __m256i q;   // 0..63
+    __m256 sf;   // float scales (lanes)
+    __m256 dw;
+  };
+  static R1PI_INLINE __m256i magic_bits() { return _mm256_set1_epi32(kMagicBits); }
+  static R1PI_INLINE __m256i corr_shift() { return _mm256_set1_epi32(5); }
+  // The super-block's 16 scales as floats, 8 per register (the compiler computes them once for
+  // the eight blocks), and block k's pair spread over the lanes.
+  template <int k>
+  static R1PI_INLINE __m256 lane_scales(const block_q6_K* sb) {
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb->scales));
+    const __m256 half = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(k < 4 ? sc : _mm_srli_si128(sc, 8)));
+    constexpr int i = 2 * (k % 4);
+    return _mm256_permutevar8x32_ps(half, _mm256_setr_epi32(i, i, i, i, i + 1, i + 1, i + 1, i + 1));
+  }
+  template <int k>
+  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
+    const block_q6_K* sb = reinterpret_cast<const block_q6_K*>(row) + b / 8;
+    return {Base::template quants<k>(sb), lane_scales<k>(sb), _mm256_broadcast_ss(lut + sb->d)};
+  }
+  static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i corr) {
+    return Isa::dot4_add(corr, w.q, x);
+  }
+  static R1PI_INLINE __m256 scaled(__m256 t, const W1& w) { return _mm256_mul_ps(t, w.sf); }
+};
+
+}  // namespace
+}  // namespace r1pi
