@@ -20,7 +20,6 @@
 #include <random>
 #include <regex>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "ggml/fp16.h"
@@ -482,16 +481,7 @@ TEST(Backends, Q8_0ExtremeQuants) {
 // ---- the whole engine ------------------------------------------------------------------------------
 
 const std::string& tiny_model() {
-  static const std::string path = [] {
-    // ctest runs these tests as parallel processes: each makes its own copy.
-    std::string p = test::scratch_dir("kernels-backends-" + std::to_string(getpid())) + "/tiny.gguf";
-    MakeOptions o;
-    o.preset = "tiny";
-    o.seed = 3;
-    o.progress = false;
-    make_model(o, p);
-    return p;
-  }();
+  static const std::string path = test::make_model_file("kernels-backends", {.preset = "tiny", .seed = 3});
   return path;
 }
 
