@@ -54,15 +54,9 @@ TEST(MakeModel, TinyHasTheShapeTypesAndRopeFactors) {
   make_model(quiet(), path);
   const GgufFile f = GgufFile::open(path);
   const LlamaConfig c = LlamaConfig::from_gguf(f);
-  EXPECT_EQ(c.dim, 256u);
-  EXPECT_EQ(c.n_layers, 4u);
-  EXPECT_EQ(c.n_heads, 8u);
-  EXPECT_EQ(c.n_kv_heads, 4u);
+  EXPECT_EQ(test::sizes_of(c), (test::ConfigSizes{256, 4, 8, 4, 768, 512, 2048}));
   EXPECT_EQ(c.head_dim, 32u);
   EXPECT_EQ(c.rope_dim, 32u);
-  EXPECT_EQ(c.ffn_dim, 768u);
-  EXPECT_EQ(c.n_vocab, 512u);
-  EXPECT_EQ(c.n_ctx_train, 2048u);
   EXPECT_FLOAT_EQ(c.rope_base, 10000.0f);
   EXPECT_FLOAT_EQ(c.rms_eps, 1e-5f);
   EXPECT_FALSE(c.tied_output);
@@ -128,14 +122,8 @@ TEST(MakeModel, ShapeFlagsOverrideThePreset) {
   make_model(o, path);
   const GgufFile f = GgufFile::open(path);
   const LlamaConfig c = LlamaConfig::from_gguf(f);
-  EXPECT_EQ(c.dim, 128u);
-  EXPECT_EQ(c.n_layers, 2u);
-  EXPECT_EQ(c.n_heads, 4u);
-  EXPECT_EQ(c.n_kv_heads, 2u);
+  EXPECT_EQ(test::sizes_of(c), (test::ConfigSizes{128, 2, 4, 2, 320, 300, 512}));
   EXPECT_EQ(c.kv_dim(), 64u);
-  EXPECT_EQ(c.ffn_dim, 320u);
-  EXPECT_EQ(c.n_vocab, 300u);
-  EXPECT_EQ(c.n_ctx_train, 512u);
   EXPECT_EQ(f.find_tensor("output.weight")->type, GgmlType::Q4_0);
   EXPECT_EQ(c.rope_freq_factors.size(), 16u);
 }
@@ -207,13 +195,7 @@ TEST(ImportLlama2c, Stories260KCopiesEveryFloat) {
   import_llama2c(ckpt, path);
   const GgufFile f = GgufFile::open(path);
   const LlamaConfig c = LlamaConfig::from_gguf(f);
-  EXPECT_EQ(c.dim, 64u);
-  EXPECT_EQ(c.n_layers, 5u);
-  EXPECT_EQ(c.n_heads, 8u);
-  EXPECT_EQ(c.n_kv_heads, 4u);
-  EXPECT_EQ(c.ffn_dim, 172u);
-  EXPECT_EQ(c.n_vocab, 512u);
-  EXPECT_EQ(c.n_ctx_train, 512u);
+  EXPECT_EQ(test::sizes_of(c), (test::ConfigSizes{64, 5, 8, 4, 172, 512, 512}));
   EXPECT_FLOAT_EQ(c.rope_base, 10000.0f);
   EXPECT_TRUE(c.tied_output);
   EXPECT_TRUE(c.rope_freq_factors.empty());

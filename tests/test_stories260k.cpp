@@ -81,14 +81,8 @@ std::vector<float> logits(const std::vector<int32_t>& tokens, int chunk) {
 
 TEST(Stories260K, ImportedConfig) {
   const LlamaConfig& c = model().config;
-  EXPECT_EQ(c.dim, 64u);
-  EXPECT_EQ(c.ffn_dim, 172u);
-  EXPECT_EQ(c.n_layers, 5u);
-  EXPECT_EQ(c.n_heads, 8u);
-  EXPECT_EQ(c.n_kv_heads, 4u);
+  EXPECT_EQ(test::sizes_of(c), (test::ConfigSizes{64, 5, 8, 4, 172, uint32_t(kVocab), 512}));
   EXPECT_EQ(c.head_dim, 8u);
-  EXPECT_EQ(c.n_vocab, uint32_t(kVocab));
-  EXPECT_EQ(c.n_ctx_train, 512u);
   EXPECT_TRUE(c.tied_output);
   EXPECT_EQ(c.rope_base, 10000.0f);
   EXPECT_EQ(c.rms_eps, 1e-5f);

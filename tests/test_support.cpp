@@ -56,6 +56,15 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+ConfigSizes sizes_of(const LlamaConfig& c) {
+  return {c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab, c.n_ctx_train};
+}
+
+void PrintTo(const ConfigSizes& s, std::ostream* os) {
+  *os << "dim " << s.dim << ", " << s.n_layers << " layers, " << s.n_heads << "/" << s.n_kv_heads
+      << " heads, ffn " << s.ffn_dim << ", vocab " << s.n_vocab << ", context " << s.n_ctx_train;
+}
+
 std::string make_model_file(const std::string& name, MakeOptions options) {
   const std::string path = scratch_dir(name + "-" + std::to_string(getpid())) + "/model.gguf";
   options.progress = false;

@@ -15,6 +15,7 @@
 #include "neon/kernels.h"
 
 namespace r1pi {
+struct LlamaConfig;
 struct LoadedModel;
 struct MakeOptions;
 class ThreadPool;
@@ -45,6 +46,14 @@ CommandResult run_command(const std::string& command_line);
 
 // The message of the r1pi::Error that f throws; "(no error)" when it returns.
 std::string error_of(const std::function<void()>& f);
+
+// A configuration's sizes, compared in one EXPECT_EQ (gtest prints both sides through PrintTo).
+struct ConfigSizes {
+  uint32_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, n_vocab, n_ctx_train;
+  bool operator==(const ConfigSizes&) const = default;
+};
+ConfigSizes sizes_of(const LlamaConfig& config);
+void PrintTo(const ConfigSizes& s, std::ostream* os);
 
 // Writes a random-weight model (r1pi::make_model, no progress line) to a folder of this process's
 // own (ctest runs tests as parallel processes) and returns its path.
