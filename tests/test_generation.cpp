@@ -3,9 +3,12 @@
 // input with a clear message and exit status 1.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include "common/error.h"
 #include "common/token_hash.h"
@@ -188,9 +191,53 @@ TEST(Cli, UnsupportedTensorType) {
   expect_error("-m " + write_small_gguf("type", "llama", 12) + " -p hi", "unsupported type");
 }
 
+// Command-line errors follow the one convention: "error: ..." and status 1 (not CLI11's 104-109).
 TEST(Cli, BadFlagIsRefused) {
-  const test::CommandResult r = test::run_command(r1pi() + " -m x.gguf -p hi --threads 0");
-  EXPECT_NE(r.exit_code, 0);
+  expect_error("-m x.gguf -p hi --threads 0", "--threads");
+  expect_error("-m x.gguf -p hi --no-such-flag", "--no-such-flag");
+}
+
+// Bounded: without O_NONBLOCK open(2) on a FIFO waits for a writer forever.
+TEST(Cli, FifoModelIsRefused) {
+  const std::string fifo = test::scratch_dir("cli-fifo") + "/model.gguf";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const test::CommandResult r =
+      test::run_command("timeout -s KILL 60 " + r1pi() + " -m " + fifo + " -p hi");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("error: " + fifo + ": not a regular file"), std::string::npos) << r.output;
+}
+
+TEST(Cli, PromptFileThatIsADirectoryIsRefused) {
+  expect_error("-m " + tiny_model() + " -f " + test::scratch_dir("cli-dir"), "not a regular file");
+}
+
+TEST(Cli, GenerationCountMustBePositiveOrMinusOne) {
+  expect_error("-m " + tiny_model() + " -p hi -n 0", "-n/--n-predict 0");
+  expect_error("-m " + tiny_model() + " -p hi -n -5", "-n/--n-predict -5");
+}
+
+TEST(Cli, NanSamplingParametersAreRefused) {
+  expect_error("-m " + tiny_model() + " -p hi --temp nan", "--temp");
+  expect_error("-m " + tiny_model() + " -p hi --top-p nan", "--top-p");
+}
+
+TEST(Cli, SeedTakesEvery64BitValueAndNothingElse) {
+  const test::CommandResult r = test::run_command(
+      r1pi() + " -m " + tiny_model() + " -p hi -n 2 -t 1 --seed 18446744073709551615");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("seed 18446744073709551615,"), std::string::npos) << r.output;
+  expect_error("-m " + tiny_model() + " -p hi --seed 18446744073709551616", "--seed");
+  expect_error("-m " + tiny_model() + " -p hi --seed -2", "--seed");
+}
+
+TEST(Cli, ThreadsAreCappedAtTheCores) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  const test::CommandResult r =
+      test::run_command(r1pi() + " -m " + tiny_model() + " -p hi -n 2 -t 1000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: -t 1000 is more threads than the " + std::to_string(cores) + " cores"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("x " + std::to_string(cores) + " threads"), std::string::npos) << r.output;
 }
 
 }  // namespace

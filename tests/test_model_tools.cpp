@@ -1,6 +1,7 @@
 // r1pi-model's pieces: LlamaConfig::from_gguf, the random model maker, the llama2.c importer and
 // the CLI.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
@@ -443,6 +444,14 @@ TEST(ModelCli, MakeInfoAndErrors) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.output.find("error: "), std::string::npos) << missing.output;
   EXPECT_NE(missing.output.find(dir + "/nothing.gguf"), std::string::npos) << missing.output;
+
+  // Bounded: a FIFO used to block open(2) until a writer came.
+  const std::string fifo = dir + "/fifo.gguf";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto fifo_info = test::run_command("timeout -s KILL 60 " + tool + " info " + fifo);
+  EXPECT_EQ(fifo_info.exit_code, 1) << fifo_info.output;
+  EXPECT_NE(fifo_info.output.find("error: " + fifo + ": not a regular file"), std::string::npos)
+      << fifo_info.output;
 
   auto import = test::run_command(tool + " import-llama2c " + dir + "/none.bin -o " + dir + "/x.gguf");
   EXPECT_EQ(import.exit_code, 1);

@@ -12,6 +12,13 @@
 #                   and rank 1
 #   out-of-memory   rank 1 cannot allocate its KV cache (ulimit -v on that rank only): exit 1,
 #                   "rank 1: out of memory", no hang while rank 0 would go on
+#   mismatched-options ranks started with different --sync (the MPMD command line `mpirun -np 1
+#                   r1pi ... : -np 1 r1pi ...`), --check-ranks on one rank only (rank 1, then rank
+#                   0), --weights-from-root on rank 2 only, a smaller -c on rank 1: each refused at
+#                   start, exit 1, naming the option and the rank
+#   bad-start-on-one-rank an unknown flag on rank 1, a bad value on rank 2, --help on rank 1 only,
+#                   a directory as rank 0's prompt file: exit 1 with "error: rank <r>: <why>", no
+#                   hang (before, such a rank returned into MPI_Finalize while the others waited)
 #   prompt-on-root-only (not a fault) a -f prompt file that only rank 0 has is enough
 source "$(dirname "$0")/lib.sh"
 case_name=${1:?usage: faults.sh CASE}
@@ -114,11 +121,37 @@ case "$case_name" in
       refused 3 "error: rank 1: $missing" -- "$PER_RANK" "$R1PI" -p hi -n 4
     ;;
   out-of-memory)
-    # Rank 1 asks for a 16M-position KV cache (16 GB on the tiny model) under a 2 GB address-space
-    # limit, so the allocation fails at once whatever the machine's overcommit policy; rank 0
-    # would be fine with its 256.
-    R1PI_TEST_RANK0_ARGS="-c 256" R1PI_TEST_RANK1_ARGS="-c 16777216" R1PI_TEST_RANK1_VMEM_KB=2000000 \
-      refused 2 "error: rank 1: out of memory" -- "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1
+    # Both ranks ask for a 1M-position KV cache (512 MB per rank on the tiny model); rank 1 has a
+    # 400 MB address-space limit, so its allocation fails at once whatever the machine's
+    # overcommit policy, while rank 0 would be fine. (Every rank must be given the same -c.)
+    R1PI_TEST_RANK1_VMEM_KB=400000 \
+      refused 2 "error: rank 1: out of memory" -- "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1 -c 1048576
+    ;;
+  mismatched-options)
+    run=("$R1PI" -m "$tiny" -p hi -n 4 -t 1)
+    refused 1 "error: rank 1 was started with --sync allreduce, rank 0 with allgather" -- \
+      "${run[@]}" --sync allgather : -np 1 "${run[@]}" --sync allreduce
+    R1PI_TEST_RANK1_ARGS="--check-ranks" \
+      refused 2 "error: rank 1 was started with --check-ranks on, rank 0 with off" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK0_ARGS="--check-ranks" \
+      refused 2 "error: rank 1 was started with --check-ranks off, rank 0 with on" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK2_ARGS="--weights-from-root" \
+      refused 3 "error: rank 2 was started with --weights-from-root on, rank 0 with off" -- \
+      "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK1_ARGS="-c 64" \
+      refused 2 "error: rank 1 was started with -c/--ctx-size 64, rank 0 with the default" -- \
+      "$PER_RANK" "${run[@]}"
+    ;;
+  bad-start-on-one-rank)
+    run=("$R1PI" -m "$tiny" -p hi -n 4 -t 1)
+    R1PI_TEST_RANK1_ARGS="--no-such-flag" \
+      refused 2 "error: rank 1: " "--no-such-flag" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK2_ARGS="--top-p 7" refused 3 "error: rank 2: " "--top-p" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK1_ARGS="--help" \
+      refused 2 "error: rank 1: --help was given on this rank but not on rank 0" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK0_ARGS="-f $work" \
+      refused 2 "error: rank 0: $work: the prompt file is not a regular file" -- \
+      "$PER_RANK" "$R1PI" -m "$tiny" -n 4 -t 1
     ;;
   prompt-on-root-only)
     # Not a fault: only rank 0 reads a -f prompt file, so the other boards need no copy of it.
