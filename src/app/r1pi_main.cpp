@@ -21,6 +21,7 @@
 #include "runtime/mpi/distributed_run.h"
 #include "runtime/mpi/mpi_world.h"
 #include "runtime/mpi/rank_agreement.h"
+#include "runtime/mpi/rank_watchdog.h"
 #endif
 
 namespace {
@@ -56,6 +57,7 @@ void check_options(r1pi::RunOptions& o) {
                       ": give -1 (until end-of-generation or a full context) or a positive count");
   if (!std::isfinite(o.sampler.temperature)) throw r1pi::Error("--temp must be a number from 0 to 100");
   if (!std::isfinite(o.sampler.top_p)) throw r1pi::Error("--top-p must be a number from 0 to 1");
+  if (!std::isfinite(o.rank_timeout)) throw r1pi::Error("--rank-timeout must be a number of seconds");
   const int cores = int(std::thread::hardware_concurrency());
   if (cores > 0 && o.threads > cores) {
     std::fprintf(stderr, "warning: -t %d is more threads than the %d cores here; using %d\n", o.threads,
@@ -111,6 +113,9 @@ int main(int argc, char** argv) {
                "compare every layer's hidden state across ranks after each forward")->group(mpi);
   app.add_flag("--timings", o.timings, "per-token Pred/Sync times and bytes (rank 0)")->group(mpi);
   app.add_flag("--timings-all", o.timings_all, "per-token times from every rank")->group(mpi);
+  app.add_option("--rank-timeout", o.rank_timeout,
+                 "seconds without progress from a rank before the job ends, naming it")
+      ->check(CLI::Range(0.1, 1e6))->group(mpi);
   // Nothing may end a rank before the first collective: the others would wait for it forever.
   // Failures are collected here, and the ranks agree on them (start_job).
   std::string error;
@@ -132,6 +137,7 @@ int main(int argc, char** argv) {
   try {
 #ifdef R1PI_HAVE_MPI
     if (world.size() > 1) {
+      r1pi::set_rank_timeout(o.rank_timeout);  // until start_job adopts rank 0's
       if (const std::optional<int> status = r1pi::start_job(world, o, error, help)) return *status;
       return r1pi::run_distributed(o, world);
     }

@@ -6,22 +6,30 @@
 #include <cstdio>
 #include <vector>
 
+#include "runtime/mpi/rank_watchdog.h"
+
 namespace r1pi {
 
 bool all_succeeded(const MpiWorld& world, const std::string& error) {
   int failed = error.empty() ? 0 : 1, any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  complete("every rank's start-up result", [&](MPI_Request* r) {
+    return MPI_Iallreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, r);
+  });
   if (!any) return true;
   int len = int(error.size());
   std::vector<int> lens(size_t(world.size())), offsets(size_t(world.size()));
-  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  complete("the ranks' error messages", [&](MPI_Request* r) {
+    return MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, r);
+  });
   std::string all;
   if (world.is_root()) {
     for (int r = 0, off = 0; r < world.size(); off += lens[size_t(r)], ++r) offsets[size_t(r)] = off;
     all.resize(size_t(offsets.back() + lens.back()));
   }
-  MPI_Gatherv(error.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0,
-              MPI_COMM_WORLD);
+  complete("the ranks' error messages", [&](MPI_Request* r) {
+    return MPI_Igatherv(error.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(),
+                        MPI_CHAR, 0, MPI_COMM_WORLD, r);
+  });
   if (world.is_root()) {
     std::string previous;
     for (int r = 0; r < world.size(); ++r) {
@@ -63,7 +71,10 @@ bool same_shared_options(const MpiWorld& world, const RunOptions& mine) {
   int32_t values[kShared];
   for (int i = 0; i < kShared; ++i) values[i] = kSharedOptions[i].value(mine);
   std::vector<int32_t> all(size_t(kShared) * size_t(world.size()));
-  MPI_Allgather(values, kShared, MPI_INT32_T, all.data(), kShared, MPI_INT32_T, MPI_COMM_WORLD);
+  complete("every rank's options", [&](MPI_Request* r) {
+    return MPI_Iallgather(values, kShared, MPI_INT32_T, all.data(), kShared, MPI_INT32_T,
+                          MPI_COMM_WORLD, r);
+  });
   bool same = true;
   for (int r = 1; r < world.size(); ++r)
     for (int i = 0; i < kShared; ++i) {
@@ -85,11 +96,19 @@ bool same_shared_options(const MpiWorld& world, const RunOptions& mine) {
 std::optional<int> start_job(const MpiWorld& world, const RunOptions& mine, const std::string& error,
                              bool help) {
   int root_help = help ? 1 : 0;
-  MPI_Bcast(&root_help, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  complete("rank 0's start", [&](MPI_Request* r) {
+    return MPI_Ibcast(&root_help, 1, MPI_INT, 0, MPI_COMM_WORLD, r);
+  });
   if (root_help) return 0;  // rank 0 printed the help: there is no job to run
   const std::string why = help ? "--help was given on this rank but not on rank 0" : error;
   if (!all_succeeded(world, why)) return 1;
   if (!same_shared_options(world, mine)) return 1;
+  // A board's own --rank-timeout would not stop the job anyway: the others wait on their own.
+  double timeout = mine.rank_timeout;
+  complete("rank 0's --rank-timeout", [&](MPI_Request* r) {
+    return MPI_Ibcast(&timeout, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, r);
+  });
+  set_rank_timeout(timeout);
   return std::nullopt;
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "runtime/mpi/rank_watchdog.h"
 
 namespace r1pi {
 
@@ -22,10 +23,14 @@ double now_seconds() {
 // ---- control messages ----
 
 void broadcast_control(ControlMessage& m, std::vector<int32_t>& extra_tokens) {
-  MPI_Bcast(&m, int(sizeof m), MPI_BYTE, 0, MPI_COMM_WORLD);
+  complete("rank 0's next control message", [&](MPI_Request* r) {
+    return MPI_Ibcast(&m, int(sizeof m), MPI_BYTE, 0, MPI_COMM_WORLD, r);
+  });
   if (m.op == ControlOp::Forward && m.n_tokens > ControlMessage::kInlineTokens) {
     extra_tokens.resize(size_t(m.n_tokens - ControlMessage::kInlineTokens));
-    MPI_Bcast(extra_tokens.data(), int(extra_tokens.size()), MPI_INT32_T, 0, MPI_COMM_WORLD);
+    complete("the prefill tokens from rank 0", [&](MPI_Request* r) {
+      return MPI_Ibcast(extra_tokens.data(), int(extra_tokens.size()), MPI_INT32_T, 0, MPI_COMM_WORLD, r);
+    });
   }
 }
 
@@ -40,7 +45,9 @@ int32_t pick_greedy(const std::vector<float>& logits, const Shard& shard) {
   } local{-INFINITY, INT_MAX}, global{};
   for (size_t i = 0; i < logits.size(); ++i)
     if (logits[i] > local.value || local.index == INT_MAX) local = {logits[i], int(shard.vocab.begin + i)};
-  MPI_Reduce(&local, &global, 1, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD);
+  complete("the ranks' greedy candidates", [&](MPI_Request* r) {
+    return MPI_Ireduce(&local, &global, 1, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD, r);
+  });
   return global.index;
 }
 
@@ -52,8 +59,10 @@ int32_t pick_top_k(const std::vector<float>& logits, const Shard& shard, int top
                                                int32_t(shard.vocab.begin));
   mine.resize(size_t(top_k), Candidate{-INFINITY, INT32_MAX});  // pad ranks with fewer rows
   std::vector<Candidate> all(sampler ? size_t(top_k) * size_t(n_ranks) : 0);
-  MPI_Gather(mine.data(), int(sizeof(Candidate)) * top_k, MPI_BYTE, all.data(),
-             int(sizeof(Candidate)) * top_k, MPI_BYTE, 0, MPI_COMM_WORLD);
+  complete("the ranks' top-k candidates", [&](MPI_Request* r) {
+    return MPI_Igather(mine.data(), int(sizeof(Candidate)) * top_k, MPI_BYTE, all.data(),
+                       int(sizeof(Candidate)) * top_k, MPI_BYTE, 0, MPI_COMM_WORLD, r);
+  });
   if (!sampler) return -1;
   all.erase(std::remove_if(all.begin(), all.end(), [](const Candidate& c) { return c.id == INT32_MAX; }),
             all.end());
@@ -110,7 +119,9 @@ void RankMonitor::end(int B, double extra_sync_seconds) {
                  (s.received - before_.received) / 1e3);
   if (!options_.check_ranks) return;
   std::vector<uint64_t> digests(size_t(world_.size()));
-  MPI_Allgather(&digest_, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  complete("the ranks' hidden-state digests", [&](MPI_Request* r) {
+    return MPI_Iallgather(&digest_, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD, r);
+  });
   for (int r = 1; r < world_.size(); ++r)
     if (digests[size_t(r)] != digests[0]) {
       if (world_.is_root())
