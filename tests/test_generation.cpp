@@ -12,6 +12,8 @@
 
 #include "common/error.h"
 #include "common/token_hash.h"
+#include "ggml/quant_blocks.h"
+#include "gguf/gguf_file.h"
 #include "layers/llama_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
@@ -189,6 +191,31 @@ TEST(Cli, UnknownArchitecture) {
 
 TEST(Cli, UnsupportedTensorType) {
   expect_error("-m " + write_small_gguf("type", "llama", 12) + " -p hi", "unsupported type");
+}
+
+// Sets the fp16 scale of the first block of a tensor (row 0) to NaN in a copy of the tiny model.
+std::string model_with_nan_scale(const std::string& name, const std::string& tensor, size_t scale_offset) {
+  const std::string path = test::make_model_file(name, {.preset = "tiny", .seed = 7});
+  uint64_t offset = 0;
+  {
+    const GgufFile file = GgufFile::open(path);
+    offset = file.data_offset() + file.find_tensor(tensor)->offset + scale_offset;
+  }
+  const uint16_t fp16_nan = 0x7e00;
+  std::fstream(path, std::ios::in | std::ios::out | std::ios::binary).seekp(std::streamoff(offset))
+      .write(reinterpret_cast<const char*>(&fp16_nan), sizeof fp16_nan);
+  return path;
+}
+
+// NaN weights used to go unnoticed: greedy printed token 0 for ever (NaN logits) or noise (NaN in
+// a layer, rounded away by the next Q8_0 quantisation), and exited 0.
+TEST(Cli, NanWeightsAreFound) {
+  expect_error("-m " + model_with_nan_scale("cli-nan-out", "output.weight", offsetof(block_q6_K, d)) +
+                   " -p hi -n 4 --temp 0 -t 1",
+               "error: a logit (of rows 0..511) at position 2 is NaN: the model's weights hold NaN");
+  expect_error("-m " + model_with_nan_scale("cli-nan-w2", "blk.1.ffn_down.weight", offsetof(block_q4_0, d)) +
+                   " -p hi -n 4 --temp 0 -t 1",
+               "error: the FFN output (w2) of layer 1 at position 0 is NaN");
 }
 
 // Command-line errors follow the one convention: "error: ..." and status 1 (not CLI11's 104-109).

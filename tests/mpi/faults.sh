@@ -23,6 +23,9 @@
 #                   a directory as rank 0's prompt file: exit 1 with "error: rank <r>: <why>", no
 #                   hang (before, such a rank returned into MPI_Finalize while the others waited)
 #   prompt-on-root-only (not a fault) a -f prompt file that only rank 0 has is enough
+#   top-k-above-vocabulary (not a fault) --top-k 100000000 on 2 ranks runs under a 1 GB address-space
+#                   limit per rank and samples as --top-k 0 (every row) does: it is capped at the
+#                   vocabulary (before, every rank padded its list to 100M candidates: 800 MB)
 source "$(dirname "$0")/lib.sh"
 case_name=${1:?usage: faults.sh CASE}
 TEST_NAME="mpi fault $case_name"
@@ -210,6 +213,17 @@ case "$case_name" in
       job 2 "$work/job.log" "$PER_RANK" "$R1PI" -m "$tiny" -n 8 --temp 0 -t 1
     [ "$rc" -eq 0 ] && [ "$(sha_of "$work/job.log")" = "$want" ] \
       && pass "runs without the prompt file on rank 1, same sha256" \
+      || { fail "exit $rc, sha '$(sha_of "$work/job.log")' (want $want)"; show "$work/job.log"; }
+    ;;
+  top-k-above-vocabulary)
+    sampled=("$R1PI" -m "$tiny" -p hi -n 8 --temp 1 --seed 5 -t 1)
+    job 2 "$work/all.log" "${sampled[@]}" --top-k 0
+    want=$(sha_of "$work/all.log")
+    [ -n "$want" ] || { fail "the --top-k 0 run failed"; show "$work/all.log"; }
+    R1PI_TEST_RANK0_VMEM_KB=1000000 R1PI_TEST_RANK1_VMEM_KB=1000000 \
+      job 2 "$work/job.log" "$PER_RANK" "${sampled[@]}" --top-k 100000000
+    [ "$rc" -eq 0 ] && [ "$(sha_of "$work/job.log")" = "$want" ] \
+      && pass "--top-k 100000000 runs in 1 GB per rank, the same sha256 as --top-k 0" \
       || { fail "exit $rc, sha '$(sha_of "$work/job.log")' (want $want)"; show "$work/job.log"; }
     ;;
   *) die "unknown case '$case_name'" ;;

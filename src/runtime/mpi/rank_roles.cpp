@@ -55,6 +55,10 @@ int32_t pick_greedy(const std::vector<float>& logits, const Shard& shard) {
 // order: the same list one rank holding every row would build, so the draw is unchanged.
 int32_t pick_top_k(const std::vector<float>& logits, const Shard& shard, int top_k, int n_ranks,
                    Sampler* sampler) {
+  // top_k is at most the vocabulary (RootTokenSource caps it): only a vocabulary of 2^28 tokens
+  // could make the gather's byte count overflow its int.
+  if (int64_t(sizeof(Candidate)) * top_k > INT_MAX)
+    throw Error("top-k " + std::to_string(top_k) + ": too many candidates for one MPI message");
   std::vector<Candidate> mine = top_candidates(logits.data(), int64_t(logits.size()), top_k,
                                                int32_t(shard.vocab.begin));
   mine.resize(size_t(top_k), Candidate{-INFINITY, INT32_MAX});  // pad ranks with fewer rows
@@ -145,10 +149,11 @@ int32_t RootTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler*
   m.pos = pos;
   m.n_tokens = B;
   m.pick = !sampler ? PickMode::None : sampler->greedy() ? PickMode::Greedy : PickMode::TopK;
-  // top_k <= 0 means every row: each rank then sends all of its rows.
-  m.top_k = sampler && !sampler->greedy()
-                ? (sampler->params().top_k > 0 ? sampler->params().top_k : int32_t(model_.config().n_vocab))
-                : 0;
+  // top_k <= 0 means every row: each rank then sends all of its rows. More than every row is every
+  // row too: the cap keeps --top-k 10000000 from costing every rank memory for padding (and the
+  // gather's int count from overflowing).
+  const int32_t n_vocab = int32_t(model_.config().n_vocab), top_k = sampler ? sampler->params().top_k : 0;
+  m.top_k = sampler && !sampler->greedy() ? (top_k > 0 ? std::min(top_k, n_vocab) : n_vocab) : 0;
   std::copy(tokens, tokens + std::min(B, ControlMessage::kInlineTokens), m.tokens);
   m.seal();
   std::vector<int32_t> extra(tokens + std::min(B, ControlMessage::kInlineTokens), tokens + B);
