@@ -306,6 +306,8 @@ struct TinyFile {
   std::string skip_tensor;
   std::string reshape_tensor;  // gets one extra row
   bool llama3_keys = false;
+  float rope_factor = 8, high_freq_factor = 4;
+  uint64_t vocab_size_key = 0;  // written as a u64 llama.vocab_size when set
   std::vector<float> rope_freqs;
 
   std::string write(const std::string& path) const {
@@ -318,12 +320,12 @@ struct TinyFile {
     w.add("llama.feed_forward_length", GgufValue::u32(ffn));
     w.add("llama.attention.head_count", GgufValue::u32(heads));
     w.add("llama.attention.head_count_kv", GgufValue::u32(1));
-    w.add("llama.vocab_size", GgufValue::u32(vocab));
+    w.add("llama.vocab_size", vocab_size_key ? GgufValue::u64(vocab_size_key) : GgufValue::u32(vocab));
     if (llama3_keys) {
       w.add("llama.rope.scaling.type", GgufValue::string("llama3"));
-      w.add("llama.rope.scaling.factor", GgufValue::f32(8));
+      w.add("llama.rope.scaling.factor", GgufValue::f32(rope_factor));
       w.add("llama.rope.scaling.low_freq_factor", GgufValue::f32(1));
-      w.add("llama.rope.scaling.high_freq_factor", GgufValue::f32(4));
+      w.add("llama.rope.scaling.high_freq_factor", GgufValue::f32(high_freq_factor));
       w.add("llama.rope.scaling.original_context_length", GgufValue::u32(64));
     }
     std::vector<std::pair<std::string, std::vector<uint64_t>>> tensors = {
@@ -404,6 +406,22 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheProblem) {
   TinyFile heads;
   heads.heads = 3;
   EXPECT_NE(config_error(heads, "heads").find("not divisible by 3 heads"), std::string::npos);
+
+  // Used to be cut to 8 (matching the 8-row tensors) and run.
+  TinyFile vocab;
+  vocab.vocab_size_key = (uint64_t(1) << 32) + 8;
+  EXPECT_NE(config_error(vocab, "vocab").find("llama.vocab_size 4294967304 is more tokens"),
+            std::string::npos);
+
+  // Infinite factors used to pass the range checks (inf > 0).
+  TinyFile factor;
+  factor.llama3_keys = true;
+  factor.rope_factor = INFINITY;
+  EXPECT_NE(config_error(factor, "factor").find("bad llama3 rope scaling (factor inf"), std::string::npos);
+  TinyFile high;
+  high.llama3_keys = true;
+  high.high_freq_factor = INFINITY;
+  EXPECT_NE(config_error(high, "high").find("need finite factors"), std::string::npos);
 }
 
 TEST(LlamaConfig, Llama3FactorsMatchLlama31) {
