@@ -3,12 +3,17 @@
 // input with a clear message and exit status 1.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include "common/error.h"
 #include "common/token_hash.h"
+#include "ggml/quant_blocks.h"
+#include "gguf/gguf_file.h"
 #include "layers/llama_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
@@ -188,9 +193,78 @@ TEST(Cli, UnsupportedTensorType) {
   expect_error("-m " + write_small_gguf("type", "llama", 12) + " -p hi", "unsupported type");
 }
 
+// Sets the fp16 scale of the first block of a tensor (row 0) to NaN in a copy of the tiny model.
+std::string model_with_nan_scale(const std::string& name, const std::string& tensor, size_t scale_offset) {
+  const std::string path = test::make_model_file(name, {.preset = "tiny", .seed = 7});
+  uint64_t offset = 0;
+  {
+    const GgufFile file = GgufFile::open(path);
+    offset = file.data_offset() + file.find_tensor(tensor)->offset + scale_offset;
+  }
+  const uint16_t fp16_nan = 0x7e00;
+  std::fstream(path, std::ios::in | std::ios::out | std::ios::binary).seekp(std::streamoff(offset))
+      .write(reinterpret_cast<const char*>(&fp16_nan), sizeof fp16_nan);
+  return path;
+}
+
+// NaN weights used to go unnoticed: greedy printed token 0 for ever (NaN logits) or noise (NaN in
+// a layer, rounded away by the next Q8_0 quantisation), and exited 0.
+TEST(Cli, NanWeightsAreFound) {
+  expect_error("-m " + model_with_nan_scale("cli-nan-out", "output.weight", offsetof(block_q6_K, d)) +
+                   " -p hi -n 4 --temp 0 -t 1",
+               "error: a logit (of rows 0..511) at position 2 is NaN: the model's weights hold NaN");
+  expect_error("-m " + model_with_nan_scale("cli-nan-w2", "blk.1.ffn_down.weight", offsetof(block_q4_0, d)) +
+                   " -p hi -n 4 --temp 0 -t 1",
+               "error: the FFN output (w2) of layer 1 at position 0 is NaN");
+}
+
+// Command-line errors follow the one convention: "error: ..." and status 1 (not CLI11's 104-109).
 TEST(Cli, BadFlagIsRefused) {
-  const test::CommandResult r = test::run_command(r1pi() + " -m x.gguf -p hi --threads 0");
-  EXPECT_NE(r.exit_code, 0);
+  expect_error("-m x.gguf -p hi --threads 0", "--threads");
+  expect_error("-m x.gguf -p hi --no-such-flag", "--no-such-flag");
+}
+
+// Bounded: without O_NONBLOCK open(2) on a FIFO waits for a writer forever.
+TEST(Cli, FifoModelIsRefused) {
+  const std::string fifo = test::scratch_dir("cli-fifo") + "/model.gguf";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const test::CommandResult r =
+      test::run_command("timeout -s KILL 60 " + r1pi() + " -m " + fifo + " -p hi");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("error: " + fifo + ": not a regular file"), std::string::npos) << r.output;
+}
+
+TEST(Cli, PromptFileThatIsADirectoryIsRefused) {
+  expect_error("-m " + tiny_model() + " -f " + test::scratch_dir("cli-dir"), "not a regular file");
+}
+
+TEST(Cli, GenerationCountMustBePositiveOrMinusOne) {
+  expect_error("-m " + tiny_model() + " -p hi -n 0", "-n/--n-predict 0");
+  expect_error("-m " + tiny_model() + " -p hi -n -5", "-n/--n-predict -5");
+}
+
+TEST(Cli, NanSamplingParametersAreRefused) {
+  expect_error("-m " + tiny_model() + " -p hi --temp nan", "--temp");
+  expect_error("-m " + tiny_model() + " -p hi --top-p nan", "--top-p");
+}
+
+TEST(Cli, SeedTakesEvery64BitValueAndNothingElse) {
+  const test::CommandResult r = test::run_command(
+      r1pi() + " -m " + tiny_model() + " -p hi -n 2 -t 1 --seed 18446744073709551615");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("seed 18446744073709551615,"), std::string::npos) << r.output;
+  expect_error("-m " + tiny_model() + " -p hi --seed 18446744073709551616", "--seed");
+  expect_error("-m " + tiny_model() + " -p hi --seed -2", "--seed");
+}
+
+TEST(Cli, ThreadsAreCappedAtTheCores) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  const test::CommandResult r =
+      test::run_command(r1pi() + " -m " + tiny_model() + " -p hi -n 2 -t 1000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: -t 1000 is more threads than the " + std::to_string(cores) + " cores"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("x " + std::to_string(cores) + " threads"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // r1pi-model's pieces: LlamaConfig::from_gguf, the random model maker, the llama2.c importer and
 // the CLI.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
@@ -285,6 +286,8 @@ struct TinyFile {
   std::string skip_tensor;
   std::string reshape_tensor;  // gets one extra row
   bool llama3_keys = false;
+  float rope_factor = 8, high_freq_factor = 4;
+  uint64_t vocab_size_key = 0;  // written as a u64 llama.vocab_size when set
   std::vector<float> rope_freqs;
   uint32_t experts = 0;  // llama.expert_count, written when not 0
 
@@ -302,13 +305,13 @@ struct TinyFile {
     w.add("llama.feed_forward_length", GgufValue::u32(ffn));
     w.add("llama.attention.head_count", GgufValue::u32(heads));
     w.add("llama.attention.head_count_kv", GgufValue::u32(1));
-    w.add("llama.vocab_size", GgufValue::u32(vocab));
+    w.add("llama.vocab_size", vocab_size_key ? GgufValue::u64(vocab_size_key) : GgufValue::u32(vocab));
     if (experts) w.add("llama.expert_count", GgufValue::u32(experts));
     if (llama3_keys) {
       w.add("llama.rope.scaling.type", GgufValue::string("llama3"));
-      w.add("llama.rope.scaling.factor", GgufValue::f32(8));
+      w.add("llama.rope.scaling.factor", GgufValue::f32(rope_factor));
       w.add("llama.rope.scaling.low_freq_factor", GgufValue::f32(1));
-      w.add("llama.rope.scaling.high_freq_factor", GgufValue::f32(4));
+      w.add("llama.rope.scaling.high_freq_factor", GgufValue::f32(high_freq_factor));
       w.add("llama.rope.scaling.original_context_length", GgufValue::u32(64));
     }
     std::vector<std::vector<float>> data;  // per declared tensor
@@ -388,6 +391,22 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheProblem) {
   moe.experts = 8;
   EXPECT_NE(config_error(moe, "moe").find("mixture-of-experts model (llama.expert_count = 8)"),
             std::string::npos);
+
+  // Used to be cut to 8 (matching the 8-row tensors) and run.
+  TinyFile vocab;
+  vocab.vocab_size_key = (uint64_t(1) << 32) + 8;
+  EXPECT_NE(config_error(vocab, "vocab").find("llama.vocab_size 4294967304 is more tokens"),
+            std::string::npos);
+
+  // Infinite factors used to pass the range checks (inf > 0).
+  TinyFile factor;
+  factor.llama3_keys = true;
+  factor.rope_factor = INFINITY;
+  EXPECT_NE(config_error(factor, "factor").find("bad llama3 rope scaling (factor inf"), std::string::npos);
+  TinyFile high;
+  high.llama3_keys = true;
+  high.high_freq_factor = INFINITY;
+  EXPECT_NE(config_error(high, "high").find("need finite factors"), std::string::npos);
 }
 
 TEST(LlamaConfig, Llama3FactorsMatchLlama31) {
@@ -428,6 +447,14 @@ TEST(ModelCli, MakeInfoAndErrors) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.output.find("error: "), std::string::npos) << missing.output;
   EXPECT_NE(missing.output.find(dir + "/nothing.gguf"), std::string::npos) << missing.output;
+
+  // Bounded: a FIFO used to block open(2) until a writer came.
+  const std::string fifo = dir + "/fifo.gguf";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto fifo_info = test::run_command("timeout -s KILL 60 " + tool + " info " + fifo);
+  EXPECT_EQ(fifo_info.exit_code, 1) << fifo_info.output;
+  EXPECT_NE(fifo_info.output.find("error: " + fifo + ": not a regular file"), std::string::npos)
+      << fifo_info.output;
 
   auto import = test::run_command(tool + " import-llama2c " + dir + "/none.bin -o " + dir + "/x.gguf");
   EXPECT_EQ(import.exit_code, 1);

@@ -29,7 +29,9 @@ struct Mapping {
 };
 
 Mapping map_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO would otherwise block open(2) until a writer comes; this way it is refused
+  // below as not a regular file. (It changes nothing for the regular files that are mapped.)
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {

@@ -1,5 +1,6 @@
 #include "layers/llama_forward.h"
 
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -10,6 +11,22 @@
 #include "common/thread_pool.h"
 
 namespace r1pi {
+
+namespace {
+
+// NaN or inf weights would otherwise pass unnoticed: the Q8_0 quantisation of the next matmul's
+// input (and of the ranks' partial sums) turns them into finite noise, and NaN logits make every
+// choice token 0. So the residual updates and the logits are checked where they are made, before
+// any rounding; the message says where (n floats, `per` to a position from pos0 on).
+void check_finite(const float* v, size_t n, size_t per, int pos0, const std::string& what) {
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]))
+      throw Error(what + " at position " + std::to_string(pos0 + int(i / per)) + " is " +
+                  (std::isnan(v[i]) ? "NaN" : "infinite") +
+                  ": the model's weights hold NaN or inf values (a damaged or badly converted file)");
+}
+
+}  // namespace
 
 LlamaForward::LlamaForward(const LlamaConfig& config, const LlamaWeights& weights,
                            const Shard& shard, int n_ctx, ThreadPool& pool, ShardSync& sync)
@@ -75,6 +92,8 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     // ---- x += Wo att (the ranks' partial sums combined) ----
     in_.set(att_.data(), B, q_dim);
     matmul(L.wo, in_, delta_.data(), pool_);
+    check_finite(delta_.data(), size_t(B * dim), size_t(dim), pos,
+                 "the attention output (wo) of layer " + std::to_string(l));
     sync_.reduce_sum(delta_.data(), B, dim);
     for (int64_t i = 0; i < B * dim; ++i) x_[i] += delta_[i];
 
@@ -85,6 +104,8 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     for (int b = 0; b < B; ++b) kern.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
     in_.set(gate_.data(), B, ffn);
     matmul(L.w2, in_, delta_.data(), pool_);
+    check_finite(delta_.data(), size_t(B * dim), size_t(dim), pos,
+                 "the FFN output (w2) of layer " + std::to_string(l));
     sync_.reduce_sum(delta_.data(), B, dim);
     for (int64_t i = 0; i < B * dim; ++i) x_[i] += delta_[i];
     if (observer_) observer_(l, x_.data(), B * dim);
@@ -100,6 +121,9 @@ const std::vector<float>& LlamaForward::forward(const int32_t* tokens, int B, in
     in_.set(xb_.data(), n_out, dim);
     matmul(weights_.output, in_, logits_.data(), pool_);
   }
+  check_finite(logits_.data(), logits_.size(), size_t(shard_.vocab.size()), pos + first,
+               "a logit (of rows " + std::to_string(shard_.vocab.begin) + ".." +
+                   std::to_string(shard_.vocab.end - 1) + ")");
   return logits_;
 }
 

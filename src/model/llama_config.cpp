@@ -1,5 +1,6 @@
 #include "model/llama_config.h"
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -54,7 +55,13 @@ uint32_t require_positive(const GgufFile& file, const char* key) {
 }
 
 uint32_t read_vocab_size(const GgufFile& file) {
-  if (auto v = file.try_u64("llama.vocab_size")) return static_cast<uint32_t>(*v);
+  if (auto v = file.try_u64("llama.vocab_size")) {
+    // Token ids are int32: a larger count would be cut to its low bits (2^32 + 512 read as 512).
+    if (*v > uint64_t(INT32_MAX))
+      throw Error(file.path() + ": llama.vocab_size " + std::to_string(*v) +
+                  " is more tokens than an int32 id can name");
+    return static_cast<uint32_t>(*v);
+  }
   if (const GgufValue* tokens = file.find("tokenizer.ggml.tokens")) {
     return static_cast<uint32_t>(tokens->array.size());
   }
@@ -90,11 +97,12 @@ std::vector<float> metadata_rope_factors(const GgufFile& file, const LlamaConfig
   const float low = file.try_f32("llama.rope.scaling.low_freq_factor").value_or(1.0f);
   const float high = file.try_f32("llama.rope.scaling.high_freq_factor").value_or(4.0f);
   const uint64_t original = file.try_u64("llama.rope.scaling.original_context_length").value_or(8192);
-  if (!(factor > 0) || !(low > 0) || !(high > low) || original == 0) {
+  const bool finite = std::isfinite(factor) && std::isfinite(low) && std::isfinite(high);
+  if (!finite || !(factor > 0) || !(low > 0) || !(high > low) || original == 0) {
     throw Error(file.path() + ": bad llama3 rope scaling (factor " + std::to_string(factor) +
                 ", low_freq_factor " + std::to_string(low) + ", high_freq_factor " +
                 std::to_string(high) + ", original_context_length " + std::to_string(original) +
-                "): need factor > 0, high > low > 0, context > 0");
+                "): need finite factors, factor > 0, high > low > 0, context > 0");
   }
   return llama3_rope_freq_factors(c.rope_dim, c.rope_base, factor, low, high,
                                   static_cast<uint32_t>(original));

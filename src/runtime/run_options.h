@@ -7,6 +7,12 @@
 
 namespace r1pi {
 
+// The default --rank-timeout in seconds. The longest silence of a healthy job is loading: a rank
+// that has its shard waits for the slowest board to map or receive its own (with
+// --weights-from-root, for rank 0 to read and send every earlier rank's slices first), minutes for
+// the 8B from SD cards. Every step after that (a prefill batch, a sync) is far shorter.
+inline constexpr double kDefaultRankTimeout = 300;
+
 struct RunOptions {
   std::string model_path;
   std::string prompt;          // the text (read from -f already)
@@ -22,6 +28,7 @@ struct RunOptions {
   bool check_ranks = false;        // compare every layer's hidden state across ranks
   bool timings = false;            // per-token Pred/Sync lines (rank 0)
   bool timings_all = false;        // ... from every rank
+  double rank_timeout = kDefaultRankTimeout;  // seconds without word from a rank: the job ends
 };
 
 }  // namespace r1pi

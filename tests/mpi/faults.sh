@@ -4,6 +4,9 @@
 #   kill-worker     rank 1 of 3 gets SIGKILL mid-generation: mpirun exits non-zero within 10 s and
 #                   says that rank 1 died
 #   kill-root       the same for rank 0 of 2
+#   stop-worker     rank 1 of 3 gets SIGSTOP mid-prefill (--rank-timeout 5): the job ends with
+#                   status 1 within 60 s, "rank 1 silent for ...", and the stopped rank is gone
+#   stop-root       the same for rank 0 of 2 (rank 1, waiting for its next message, names it)
 #   different-models rank 1 opens another model (same shape, other seed): refused at start with
 #                   "different model files", exit 1
 #   too-many-ranks  5 ranks for a model with 4 KV heads (also with --weights-from-root): exit 1,
@@ -12,7 +15,17 @@
 #                   and rank 1
 #   out-of-memory   rank 1 cannot allocate its KV cache (ulimit -v on that rank only): exit 1,
 #                   "rank 1: out of memory", no hang while rank 0 would go on
+#   mismatched-options ranks started with different --sync (the MPMD command line `mpirun -np 1
+#                   r1pi ... : -np 1 r1pi ...`), --check-ranks on one rank only (rank 1, then rank
+#                   0), --weights-from-root on rank 2 only, a smaller -c on rank 1: each refused at
+#                   start, exit 1, naming the option and the rank
+#   bad-start-on-one-rank an unknown flag on rank 1, a bad value on rank 2, --help on rank 1 only,
+#                   a directory as rank 0's prompt file: exit 1 with "error: rank <r>: <why>", no
+#                   hang (before, such a rank returned into MPI_Finalize while the others waited)
 #   prompt-on-root-only (not a fault) a -f prompt file that only rank 0 has is enough
+#   top-k-above-vocabulary (not a fault) --top-k 100000000 on 2 ranks runs under a 1 GB address-space
+#                   limit per rank and samples as --top-k 0 (every row) does: it is capped at the
+#                   vocabulary (before, every rank padded its list to 100M candidates: 800 MB)
 source "$(dirname "$0")/lib.sh"
 case_name=${1:?usage: faults.sh CASE}
 TEST_NAME="mpi fault $case_name"
@@ -48,45 +61,63 @@ children() {
   done
 }
 
-# killed NP RANK: starts a long job, kills rank RANK with SIGKILL while it computes, and checks
-# that mpirun ends within 10 s with a non-zero status, naming the rank.
-killed() {
-  local np=$1 victim=$2 log=$work/job.log
+# slow_job NP VICTIM ARGS...: starts a long job in the background ($mpirun_pid, output in $log) and
+# waits until it generates; then $victim_pid is rank VICTIM's pid. Fails and returns 1 when either
+# cannot be had (the job then is gone).
+slow_job() {
+  local np=$1 victim=$2
+  shift 2
+  log=$work/job.log
   # -b 1: about 1800 single-token forwards over the long prompt, each with a sync: many seconds.
   "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" \
-    -f "$R1PI_MPI_MODELS/prompt-long.txt" -c 2048 -b 1 -n 8 --temp 0 -t 1 >"$log" 2>&1 &
-  local mpirun_pid=$!  # scripts/mpirun execs mpirun: this is mpirun's pid
+    -f "$R1PI_MPI_MODELS/prompt-long.txt" -c 2048 -b 1 -n 8 --temp 0 -t 1 "$@" >"$log" 2>&1 &
+  mpirun_pid=$!  # scripts/mpirun execs mpirun: this is mpirun's pid
   # Wait for the banner (printed once every rank has loaded and generation starts), then a bit.
   local i
   for i in $(seq 1 600); do grep -q '^run: ' "$log" && break; kill -0 $mpirun_pid 2>/dev/null || break; sleep 0.1; done
-  grep -q '^run: ' "$log" || { fail "the job never started generating"; show "$log"; kill -9 $mpirun_pid 2>/dev/null; return; }
+  grep -q '^run: ' "$log" || { fail "the job never started generating"; show "$log"; end_job; return 1; }
   sleep 1
   # The rank is a child of mpirun with OMPI_COMM_WORLD_RANK in its environment.
-  local pid="" child
+  local child
+  victim_pid=""
   for child in $(children $mpirun_pid); do
-    if tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim"; then pid=$child; fi
+    if tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim"; then victim_pid=$child; fi
   done
-  if [ -z "$pid" ]; then
-    fail "no rank $victim among mpirun's children (did the job end early?)"
-    show "$log"
-    kill -9 $mpirun_pid 2>/dev/null
-    return
-  fi
-  kill -0 $mpirun_pid 2>/dev/null || { fail "the job ended before the kill"; show "$log"; return; }
-  kill -9 "$pid"
-  local start=$SECONDS
-  for i in $(seq 1 100); do kill -0 $mpirun_pid 2>/dev/null || break; sleep 0.1; done
+  [ -n "$victim_pid" ] || { fail "no rank $victim among mpirun's children (did the job end early?)"; show "$log"; end_job; return 1; }
+  kill -0 $mpirun_pid 2>/dev/null || { fail "the job ended before the fault"; show "$log"; return 1; }
+}
+
+# end_job: what is left of the job is killed (stopped ranks too) and reaped.
+end_job() {
+  local child
+  for child in $(children $mpirun_pid); do kill -9 "$child" 2>/dev/null || true; done
+  kill -9 $mpirun_pid 2>/dev/null || true
+  wait $mpirun_pid 2>/dev/null || true
+}
+
+# ends_within SECONDS WHAT: waits for mpirun to exit; fails (and ends the job) when it is still
+# running after SECONDS. Its exit status goes to $status.
+ends_within() {
+  local limit=$1 what=$2 start=$SECONDS i
+  for i in $(seq 1 $((limit * 10))); do kill -0 $mpirun_pid 2>/dev/null || break; sleep 0.1; done
   if kill -0 $mpirun_pid 2>/dev/null; then
-    fail "mpirun still running 10 s after rank $victim was killed"
+    fail "mpirun still running $limit s after $what"
     show "$log"
-    for child in $(children $mpirun_pid); do kill -9 "$child" 2>/dev/null || true; done
-    kill -9 $mpirun_pid 2>/dev/null || true
-    wait $mpirun_pid 2>/dev/null || true
-    return
+    end_job
+    return 1
   fi
-  local status=0
+  status=0
   wait $mpirun_pid || status=$?
-  echo "  mpirun ended $((SECONDS - start))s after the kill, status $status"
+  echo "  mpirun ended $((SECONDS - start))s after $what, status $status"
+}
+
+# killed NP RANK: starts a long job, kills rank RANK with SIGKILL while it computes, and checks
+# that mpirun ends within 10 s with a non-zero status, naming the rank.
+killed() {
+  local np=$1 victim=$2
+  slow_job "$np" "$victim" || return 0
+  kill -9 "$victim_pid"
+  ends_within 10 "rank $victim was killed" || return 0
   [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was killed"
   # Open MPI: "mpirun noticed that process rank 1 with PID ... exited on signal 9 (Killed)."
   grep -Eq "process rank $victim .*(signal 9|Killed)" "$log" && pass "names rank $victim and the signal" \
@@ -94,9 +125,34 @@ killed() {
   grep -q '^sha256: ' "$log" && fail "the job finished generating: the kill came too late" || true
 }
 
+# stopped NP RANK: starts a long job with --rank-timeout 5, stops rank RANK (SIGSTOP: a frozen
+# board) while the others compute, and checks that the job ends with status 1 well within 60 s
+# (the timeout, 5 s for the ranks to answer, the abort), naming the silent rank, and that the
+# stopped process is gone too.
+stopped() {
+  local np=$1 victim=$2
+  slow_job "$np" "$victim" --rank-timeout 5 || return 0
+  kill -STOP "$victim_pid"
+  if ! ends_within 60 "rank $victim was stopped"; then kill -9 "$victim_pid" 2>/dev/null || true; return 0; fi
+  [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was stopped"
+  grep -Eq "error: rank [0-9]+: rank $victim silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
+    && pass "names the silent rank $victim" || { fail "the output does not name rank $victim as silent"; show "$log"; }
+  # Open MPI kills what is left of the job as mpirun exits: give it 10 s.
+  local i
+  for i in $(seq 1 100); do kill -0 "$victim_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$victim_pid" 2>/dev/null; then
+    fail "the stopped rank $victim (pid $victim_pid) is still there 10 s after the job ended"
+    kill -9 "$victim_pid" 2>/dev/null || true
+  else
+    pass "nothing left running"
+  fi
+}
+
 case "$case_name" in
   kill-worker) killed 3 1 ;;
   kill-root) killed 2 0 ;;
+  stop-worker) stopped 3 1 ;;
+  stop-root) stopped 2 0 ;;
   different-models)
     R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $R1PI_MPI_MODELS/tiny-seed8.gguf" \
       refused 2 "error: the ranks opened different model files" "rank 0 " "rank 1 " -- \
@@ -114,11 +170,37 @@ case "$case_name" in
       refused 3 "error: rank 1: $missing" -- "$PER_RANK" "$R1PI" -p hi -n 4
     ;;
   out-of-memory)
-    # Rank 1 asks for a 16M-position KV cache (16 GB on the tiny model) under a 2 GB address-space
-    # limit, so the allocation fails at once whatever the machine's overcommit policy; rank 0
-    # would be fine with its 256.
-    R1PI_TEST_RANK0_ARGS="-c 256" R1PI_TEST_RANK1_ARGS="-c 16777216" R1PI_TEST_RANK1_VMEM_KB=2000000 \
-      refused 2 "error: rank 1: out of memory" -- "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1
+    # Both ranks ask for a 1M-position KV cache (512 MB per rank on the tiny model); rank 1 has a
+    # 400 MB address-space limit, so its allocation fails at once whatever the machine's
+    # overcommit policy, while rank 0 would be fine. (Every rank must be given the same -c.)
+    R1PI_TEST_RANK1_VMEM_KB=400000 \
+      refused 2 "error: rank 1: out of memory" -- "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1 -c 1048576
+    ;;
+  mismatched-options)
+    run=("$R1PI" -m "$tiny" -p hi -n 4 -t 1)
+    refused 1 "error: rank 1 was started with --sync allreduce, rank 0 with allgather" -- \
+      "${run[@]}" --sync allgather : -np 1 "${run[@]}" --sync allreduce
+    R1PI_TEST_RANK1_ARGS="--check-ranks" \
+      refused 2 "error: rank 1 was started with --check-ranks on, rank 0 with off" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK0_ARGS="--check-ranks" \
+      refused 2 "error: rank 1 was started with --check-ranks off, rank 0 with on" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK2_ARGS="--weights-from-root" \
+      refused 3 "error: rank 2 was started with --weights-from-root on, rank 0 with off" -- \
+      "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK1_ARGS="-c 64" \
+      refused 2 "error: rank 1 was started with -c/--ctx-size 64, rank 0 with the default" -- \
+      "$PER_RANK" "${run[@]}"
+    ;;
+  bad-start-on-one-rank)
+    run=("$R1PI" -m "$tiny" -p hi -n 4 -t 1)
+    R1PI_TEST_RANK1_ARGS="--no-such-flag" \
+      refused 2 "error: rank 1: " "--no-such-flag" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK2_ARGS="--top-p 7" refused 3 "error: rank 2: " "--top-p" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK1_ARGS="--help" \
+      refused 2 "error: rank 1: --help was given on this rank but not on rank 0" -- "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK0_ARGS="-f $work" \
+      refused 2 "error: rank 0: $work: the prompt file is not a regular file" -- \
+      "$PER_RANK" "$R1PI" -m "$tiny" -n 4 -t 1
     ;;
   prompt-on-root-only)
     # Not a fault: only rank 0 reads a -f prompt file, so the other boards need no copy of it.
@@ -131,6 +213,17 @@ case "$case_name" in
       job 2 "$work/job.log" "$PER_RANK" "$R1PI" -m "$tiny" -n 8 --temp 0 -t 1
     [ "$rc" -eq 0 ] && [ "$(sha_of "$work/job.log")" = "$want" ] \
       && pass "runs without the prompt file on rank 1, same sha256" \
+      || { fail "exit $rc, sha '$(sha_of "$work/job.log")' (want $want)"; show "$work/job.log"; }
+    ;;
+  top-k-above-vocabulary)
+    sampled=("$R1PI" -m "$tiny" -p hi -n 8 --temp 1 --seed 5 -t 1)
+    job 2 "$work/all.log" "${sampled[@]}" --top-k 0
+    want=$(sha_of "$work/all.log")
+    [ -n "$want" ] || { fail "the --top-k 0 run failed"; show "$work/all.log"; }
+    R1PI_TEST_RANK0_VMEM_KB=1000000 R1PI_TEST_RANK1_VMEM_KB=1000000 \
+      job 2 "$work/job.log" "$PER_RANK" "${sampled[@]}" --top-k 100000000
+    [ "$rc" -eq 0 ] && [ "$(sha_of "$work/job.log")" = "$want" ] \
+      && pass "--top-k 100000000 runs in 1 GB per rank, the same sha256 as --top-k 0" \
       || { fail "exit $rc, sha '$(sha_of "$work/job.log")' (want $want)"; show "$work/job.log"; }
     ;;
   *) die "unknown case '$case_name'" ;;

@@ -17,6 +17,7 @@
 #include "runtime/mpi/q8_0_sync.h"
 #include "runtime/mpi/rank_agreement.h"
 #include "runtime/mpi/rank_roles.h"
+#include "runtime/mpi/rank_watchdog.h"
 #include "runtime/mpi/weights_from_root.h"
 #include "runtime/run_steps.h"
 #include "common/thread_pool.h"
@@ -28,8 +29,10 @@ namespace {
 // Collective: true when every rank opened the same model file.
 bool same_model_everywhere(const MpiWorld& world, const Fingerprint& mine) {
   std::vector<Fingerprint> all(size_t(world.size()));
-  MPI_Allgather(mine.data(), int(mine.size()), MPI_BYTE, all.data(), int(mine.size()), MPI_BYTE,
-                MPI_COMM_WORLD);
+  complete("the ranks' model fingerprints", [&](MPI_Request* r) {
+    return MPI_Iallgather(mine.data(), int(mine.size()), MPI_BYTE, all.data(), int(mine.size()),
+                          MPI_BYTE, MPI_COMM_WORLD, r);
+  });
   bool same = true;
   for (const Fingerprint& f : all) same = same && f == all[0];
   if (!same && world.is_root()) {
@@ -47,7 +50,9 @@ void report_ranks(const MpiWorld& world, const LoadedModel& model, uint64_t kv_b
   getrusage(RUSAGE_SELF, &usage);
   const double mine[3] = {model.weights.total_bytes() / 1e6, kv_bytes / 1e6, usage.ru_maxrss / 1e3};
   std::vector<double> all(size_t(3 * world.size()));
-  MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  complete("the ranks' memory figures", [&](MPI_Request* r) {
+    return MPI_Igather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD, r);
+  });
   if (!world.is_root()) return;
   for (int r = 0; r < world.size(); ++r)
     std::fprintf(stderr, "rank %d: shard %.1f MB, KV cache %.1f MB, peak RSS %.1f MB\n", r,

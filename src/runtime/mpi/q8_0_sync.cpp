@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "neon/kernels.h"
 #include "ggml/quantize.h"
+#include "runtime/mpi/rank_watchdog.h"
 
 namespace r1pi {
 
@@ -72,11 +73,15 @@ void Q8_0Sync::reduce_sum(float* x, int B, int64_t n) {
     std::memset(all_.data(), 0, sizeof(block_q8_0) * size_t(rank_ * blocks));
     std::memset(all_.data() + (rank_ + 1) * blocks, 0,
                 sizeof(block_q8_0) * size_t((n_ranks_ - rank_ - 1) * blocks));
-    MPI_Allreduce(MPI_IN_PLACE, all_.data(), int(blocks * n_ranks_), q8_0_datatype(),
-                  q8_0_slot_merge_op(), MPI_COMM_WORLD);
+    complete("the ranks' partial sums", [&](MPI_Request* r) {
+      return MPI_Iallreduce(MPI_IN_PLACE, all_.data(), int(blocks * n_ranks_), q8_0_datatype(),
+                            q8_0_slot_merge_op(), MPI_COMM_WORLD, r);
+    });
   } else {
-    MPI_Allgather(mine, int(blocks), q8_0_datatype(), all_.data(), int(blocks), q8_0_datatype(),
-                  MPI_COMM_WORLD);
+    complete("the ranks' partial sums", [&](MPI_Request* r) {
+      return MPI_Iallgather(mine, int(blocks), q8_0_datatype(), all_.data(), int(blocks),
+                            q8_0_datatype(), MPI_COMM_WORLD, r);
+    });
   }
 
   // ---- sum in rank order: x = p0 + p1 + ... ----

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "runtime/mpi/rank_watchdog.h"
 
 namespace r1pi {
 
@@ -22,10 +23,14 @@ double now_seconds() {
 // ---- control messages ----
 
 void broadcast_control(ControlMessage& m, std::vector<int32_t>& extra_tokens) {
-  MPI_Bcast(&m, int(sizeof m), MPI_BYTE, 0, MPI_COMM_WORLD);
+  complete("rank 0's next control message", [&](MPI_Request* r) {
+    return MPI_Ibcast(&m, int(sizeof m), MPI_BYTE, 0, MPI_COMM_WORLD, r);
+  });
   if (m.op == ControlOp::Forward && m.n_tokens > ControlMessage::kInlineTokens) {
     extra_tokens.resize(size_t(m.n_tokens - ControlMessage::kInlineTokens));
-    MPI_Bcast(extra_tokens.data(), int(extra_tokens.size()), MPI_INT32_T, 0, MPI_COMM_WORLD);
+    complete("the prefill tokens from rank 0", [&](MPI_Request* r) {
+      return MPI_Ibcast(extra_tokens.data(), int(extra_tokens.size()), MPI_INT32_T, 0, MPI_COMM_WORLD, r);
+    });
   }
 }
 
@@ -40,7 +45,9 @@ int32_t pick_greedy(const std::vector<float>& logits, const Shard& shard) {
   } local{-INFINITY, INT_MAX}, global{};
   for (size_t i = 0; i < logits.size(); ++i)
     if (logits[i] > local.value || local.index == INT_MAX) local = {logits[i], int(shard.vocab.begin + i)};
-  MPI_Reduce(&local, &global, 1, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD);
+  complete("the ranks' greedy candidates", [&](MPI_Request* r) {
+    return MPI_Ireduce(&local, &global, 1, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD, r);
+  });
   return global.index;
 }
 
@@ -48,12 +55,18 @@ int32_t pick_greedy(const std::vector<float>& logits, const Shard& shard) {
 // order: the same list one rank holding every row would build, so the draw is unchanged.
 int32_t pick_top_k(const std::vector<float>& logits, const Shard& shard, int top_k, int n_ranks,
                    Sampler* sampler) {
+  // top_k is at most the vocabulary (RootTokenSource caps it): only a vocabulary of 2^28 tokens
+  // could make the gather's byte count overflow its int.
+  if (int64_t(sizeof(Candidate)) * top_k > INT_MAX)
+    throw Error("top-k " + std::to_string(top_k) + ": too many candidates for one MPI message");
   std::vector<Candidate> mine = top_candidates(logits.data(), int64_t(logits.size()), top_k,
                                                int32_t(shard.vocab.begin));
   mine.resize(size_t(top_k), Candidate{-INFINITY, INT32_MAX});  // pad ranks with fewer rows
   std::vector<Candidate> all(sampler ? size_t(top_k) * size_t(n_ranks) : 0);
-  MPI_Gather(mine.data(), int(sizeof(Candidate)) * top_k, MPI_BYTE, all.data(),
-             int(sizeof(Candidate)) * top_k, MPI_BYTE, 0, MPI_COMM_WORLD);
+  complete("the ranks' top-k candidates", [&](MPI_Request* r) {
+    return MPI_Igather(mine.data(), int(sizeof(Candidate)) * top_k, MPI_BYTE, all.data(),
+                       int(sizeof(Candidate)) * top_k, MPI_BYTE, 0, MPI_COMM_WORLD, r);
+  });
   if (!sampler) return -1;
   all.erase(std::remove_if(all.begin(), all.end(), [](const Candidate& c) { return c.id == INT32_MAX; }),
             all.end());
@@ -110,7 +123,9 @@ void RankMonitor::end(int B, double extra_sync_seconds) {
                  (s.received - before_.received) / 1e3);
   if (!options_.check_ranks) return;
   std::vector<uint64_t> digests(size_t(world_.size()));
-  MPI_Allgather(&digest_, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  complete("the ranks' hidden-state digests", [&](MPI_Request* r) {
+    return MPI_Iallgather(&digest_, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD, r);
+  });
   for (int r = 1; r < world_.size(); ++r)
     if (digests[size_t(r)] != digests[0]) {
       if (world_.is_root())
@@ -134,10 +149,11 @@ int32_t RootTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler*
   m.pos = pos;
   m.n_tokens = B;
   m.pick = !sampler ? PickMode::None : sampler->greedy() ? PickMode::Greedy : PickMode::TopK;
-  // top_k <= 0 means every row: each rank then sends all of its rows.
-  m.top_k = sampler && !sampler->greedy()
-                ? (sampler->params().top_k > 0 ? sampler->params().top_k : int32_t(model_.config().n_vocab))
-                : 0;
+  // top_k <= 0 means every row: each rank then sends all of its rows. More than every row is every
+  // row too: the cap keeps --top-k 10000000 from costing every rank memory for padding (and the
+  // gather's int count from overflowing).
+  const int32_t n_vocab = int32_t(model_.config().n_vocab), top_k = sampler ? sampler->params().top_k : 0;
+  m.top_k = sampler && !sampler->greedy() ? (top_k > 0 ? std::min(top_k, n_vocab) : n_vocab) : 0;
   std::copy(tokens, tokens + std::min(B, ControlMessage::kInlineTokens), m.tokens);
   m.seal();
   std::vector<int32_t> extra(tokens + std::min(B, ControlMessage::kInlineTokens), tokens + B);

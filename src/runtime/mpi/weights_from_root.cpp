@@ -9,6 +9,7 @@
 #include "gguf/gguf_file.h"
 #include "model/weight_slices.h"
 #include "runtime/mpi/rank_agreement.h"
+#include "runtime/mpi/rank_watchdog.h"
 
 namespace r1pi {
 
@@ -19,7 +20,17 @@ constexpr size_t kChunk = size_t(1) << 30;  // MPI counts are ints: send large s
 
 void send_bytes(const uint8_t* data, size_t n, int to) {
   for (size_t off = 0; off < n; off += kChunk)
-    MPI_Send(data + off, int(std::min(kChunk, n - off)), MPI_BYTE, to, kSliceTag, MPI_COMM_WORLD);
+    complete("a rank to take its weight slices", [&](MPI_Request* r) {
+      return MPI_Isend(data + off, int(std::min(kChunk, n - off)), MPI_BYTE, to, kSliceTag,
+                       MPI_COMM_WORLD, r);
+    });
+}
+
+// Rank 0's bytes of the header (or a small tensor) to every rank.
+void broadcast_bytes(void* data, int n, MPI_Datatype type) {
+  complete("the model header from rank 0", [&](MPI_Request* r) {
+    return MPI_Ibcast(data, n, type, 0, MPI_COMM_WORLD, r);
+  });
 }
 
 class ReceivedSliceSource final : public SliceSource {
@@ -27,8 +38,10 @@ class ReceivedSliceSource final : public SliceSource {
   void read(const TensorSlice& slice, uint8_t* dst) override {
     const size_t n = slice.bytes();
     for (size_t off = 0; off < n; off += kChunk)
-      MPI_Recv(dst + off, int(std::min(kChunk, n - off)), MPI_BYTE, 0, kSliceTag, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
+      complete("this rank's weight slices from rank 0", [&](MPI_Request* r) {
+        return MPI_Irecv(dst + off, int(std::min(kChunk, n - off)), MPI_BYTE, 0, kSliceTag,
+                         MPI_COMM_WORLD, r);
+      });
   }
 };
 
@@ -50,25 +63,25 @@ GgufFile share_header(const std::string& path, const MpiWorld& world) {
       GgufFile f = GgufFile::open(path);
       sizes[0] = f.data_offset();
       sizes[1] = f.file_size();
-      MPI_Bcast(sizes, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-      MPI_Bcast(const_cast<uint8_t*>(f.header_bytes()), int(sizes[0]), MPI_BYTE, 0, MPI_COMM_WORLD);
+      broadcast_bytes(sizes, 2, MPI_UINT64_T);
+      broadcast_bytes(const_cast<uint8_t*>(f.header_bytes()), int(sizes[0]), MPI_BYTE);
       for (const GgufTensorInfo* t : vector_tensors(f))
-        MPI_Bcast(const_cast<uint8_t*>(f.tensor_data(*t)), int(t->n_bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
+        broadcast_bytes(const_cast<uint8_t*>(f.tensor_data(*t)), int(t->n_bytes), MPI_BYTE);
       return f;
     } catch (const Error&) {
-      if (sizes[0] == 0) MPI_Bcast(sizes, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+      if (sizes[0] == 0) broadcast_bytes(sizes, 2, MPI_UINT64_T);
       throw;
     }
   }
-  MPI_Bcast(sizes, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  broadcast_bytes(sizes, 2, MPI_UINT64_T);
   if (sizes[0] == 0) throw Error("rank 0 could not read " + path);
   std::vector<uint8_t> header(sizes[0]);
-  MPI_Bcast(header.data(), int(header.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+  broadcast_bytes(header.data(), int(header.size()), MPI_BYTE);
   // Rank 0 validated these bytes already; parsing them again here cannot fail differently.
   GgufFile f = GgufFile::from_header(path + " (from rank 0)", header.data(), header.size(), sizes[1]);
   for (const GgufTensorInfo* t : vector_tensors(f)) {
     std::vector<uint8_t> bytes(t->n_bytes);
-    MPI_Bcast(bytes.data(), int(bytes.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+    broadcast_bytes(bytes.data(), int(bytes.size()), MPI_BYTE);
     f.attach_tensor_data(t->name, std::move(bytes));
   }
   return f;

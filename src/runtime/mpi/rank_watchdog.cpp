@@ -1,0 +1,132 @@
+#include "runtime/mpi/rank_watchdog.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace r1pi {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Tags of their own, so that no ping can match a message of the job.
+constexpr int kPingTag = 7401, kPongTag = 7402;
+
+double g_rank_timeout = kDefaultRankTimeout;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Answers every ping that has come in: its sender is finding out which ranks are still there.
+void answer_pings() {
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kPingTag, MPI_COMM_WORLD, &flag, &status);
+    if (!flag) return;
+    int32_t round = 0;
+    MPI_Recv(&round, 1, MPI_INT32_T, status.MPI_SOURCE, kPingTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    // One int goes out eagerly: this send does not wait for the pinger.
+    MPI_Send(&round, 1, MPI_INT32_T, status.MPI_SOURCE, kPongTag, MPI_COMM_WORLD);
+  }
+}
+
+// The ranks that have not answered a ping within `grace` seconds, answering pings meanwhile; stops
+// early when the request completes (whoever was late has caught up: *done is then set).
+std::vector<int> silent_ranks(MPI_Request& request, double grace, int* done) {
+  static int32_t round = 0;
+  ++round;
+  int me = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  std::vector<MPI_Request> pings;
+  for (int r = 0; r < n; ++r) {
+    if (r == me) continue;
+    pings.emplace_back();
+    MPI_Isend(&round, 1, MPI_INT32_T, r, kPingTag, MPI_COMM_WORLD, &pings.back());
+  }
+  std::vector<bool> answered(size_t(n), false);
+  answered[size_t(me)] = true;
+  const Clock::time_point start = Clock::now();
+  while (seconds_since(start) < grace && !*done) {
+    answer_pings();
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kPongTag, MPI_COMM_WORLD, &flag, &status);
+    if (flag) {
+      int32_t r = 0;
+      MPI_Recv(&r, 1, MPI_INT32_T, status.MPI_SOURCE, kPongTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (r == round) answered[size_t(status.MPI_SOURCE)] = true;  // older rounds' answers are stale
+      if (std::all_of(answered.begin(), answered.end(), [](bool a) { return a; })) break;
+      continue;
+    }
+    MPI_Test(&request, done, MPI_STATUS_IGNORE);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (MPI_Request& p : pings) MPI_Request_free(&p);  // a silent rank's ping may never be taken
+  std::vector<int> silent;
+  for (int r = 0; r < n; ++r)
+    if (!answered[size_t(r)]) silent.push_back(r);
+  return silent;
+}
+
+[[noreturn]] void end_job(const char* what, double waited, const std::vector<int>& silent) {
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  std::string who;
+  for (int r : silent) who += (who.empty() ? "" : ", ") + std::to_string(r);
+  std::fflush(stdout);
+  if (silent.empty())
+    std::fprintf(stderr,
+                 "error: rank %d: no progress for %.0f s (--rank-timeout %g) waiting for %s, though "
+                 "every rank answers\n",
+                 me, waited, g_rank_timeout, what);
+  else
+    std::fprintf(stderr,
+                 "error: rank %d: rank%s %s silent for %.0f s (--rank-timeout %g) while waiting for "
+                 "%s: stopped, frozen or cut off\n",
+                 me, silent.size() > 1 ? "s" : "", who.c_str(), waited, g_rank_timeout, what);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+}  // namespace
+
+void set_rank_timeout(double seconds) { g_rank_timeout = seconds; }
+double rank_timeout() { return g_rank_timeout; }
+
+void complete(const char* what, const std::function<int(MPI_Request*)>& start) {
+  MPI_Request request;
+  start(&request);
+  int done = 0;
+  const Clock::time_point begin = Clock::now();
+  // A sync between ranks that keep pace takes well under 2 ms: test without sleeping (yielding to
+  // any other runnable thread), so that the common case gains no latency.
+  while (!done && seconds_since(begin) < 2e-3) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (!done) sched_yield();
+  }
+  // Longer waits sleep between tests: a rank waiting for a slow or lost peer costs no core.
+  auto nap = std::chrono::microseconds(50);
+  while (!done) {
+    answer_pings();
+    const double waited = seconds_since(begin);
+    if (waited > g_rank_timeout) {
+      const std::vector<int> silent = silent_ranks(request, std::min(5.0, g_rank_timeout), &done);
+      if (done) break;
+      end_job(what, seconds_since(begin), silent);
+    }
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(1000));
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  }
+}
+
+}  // namespace r1pi
