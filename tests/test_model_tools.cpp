@@ -16,6 +16,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "model/llama_config.h"
+#include "model/model_loader.h"
 #include "model/tensor_table.h"
 #include "ggml/quantize.h"
 #include "test_support.h"
@@ -407,6 +408,30 @@ TEST(LlamaConfig, ErrorsNameTheFileAndTheProblem) {
   high.llama3_keys = true;
   high.high_freq_factor = INFINITY;
   EXPECT_NE(config_error(high, "high").find("need finite factors"), std::string::npos);
+}
+
+// A token list shorter than the output rows used to load and fail mid-generation, after text had
+// streamed, on the first missing id ("token id 321 is out of range", no file named).
+TEST(ModelLoader, RefusesFewerTokensThanOutputRows) {
+  const std::string dir = scratch_dir("loader_short_vocab");
+  MakeOptions o = quiet();
+  o.n_vocab = 600;
+  make_model(o, dir + "/full.gguf");
+  const GgufFile full = GgufFile::open(dir + "/full.gguf");
+  GgufWriter w;
+  for (const auto& [key, value] : full.metadata()) {
+    GgufValue v = value;
+    if (key == "tokenizer.ggml.tokens" || key == "tokenizer.ggml.token_type") v.array.resize(512);
+    if (key != "general.alignment") w.add(key, v);
+  }
+  for (const GgufTensorInfo& t : full.tensors()) w.add_tensor(t.name, t.ne, t.type);
+  w.open(dir + "/short.gguf");
+  for (const GgufTensorInfo& t : full.tensors()) w.write_data(full.tensor_data(t), t.n_bytes);
+  w.close();
+  EXPECT_NO_THROW(load_model(dir + "/full.gguf"));
+  const std::string e = error_of([&] { load_model(dir + "/short.gguf"); });
+  EXPECT_NE(e.find("short.gguf: the vocabulary has 512 tokens but the model 600 output rows"),
+            std::string::npos) << e;
 }
 
 TEST(LlamaConfig, Llama3FactorsMatchLlama31) {

@@ -15,9 +15,11 @@ LoadedModel describe_model(const GgufFile& file, int rank, int n_ranks) {
   model.config = LlamaConfig::from_gguf(file);
   model.shard = Shard::for_rank(model.config, rank, n_ranks);
   model.tokenizer = std::make_unique<Tokenizer>(Vocab::from_gguf(file));
-  if (uint32_t(model.tokenizer->n_vocab()) > model.config.n_vocab)
+  // Every output row must be a token the tokenizer can print (llama.cpp requires the same): a
+  // shorter token list would fail only when generation first picks one of the missing ids.
+  if (uint32_t(model.tokenizer->n_vocab()) != model.config.n_vocab)
     throw Error(file.path() + ": the vocabulary has " + std::to_string(model.tokenizer->n_vocab()) +
-                " tokens but the model only " + std::to_string(model.config.n_vocab) + " rows");
+                " tokens but the model " + std::to_string(model.config.n_vocab) + " output rows");
   return model;
 }
 
