@@ -55,9 +55,9 @@ while kill -0 $timeout_pid 2>/dev/null; do
     done
   fi
   for rank in "${!rank_pid[@]}"; do
-    while read -r key value _; do
-      [ "$key" = "VmRSS:" ] && echo "$rank $value" >>"$samples" && break
-    done <"/proc/${rank_pid[$rank]}/status" 2>/dev/null || true
+    { while read -r key value _; do
+        [ "$key" = "VmRSS:" ] && echo "$rank $value" >>"$samples" && break
+      done <"/proc/${rank_pid[$rank]}/status"; } 2>/dev/null || true  # a rank that has just ended
   done
   sleep 0.2
 done
