@@ -284,6 +284,7 @@ TEST(ImportLlama2c, RejectsTruncatedAndForeignFiles) {
 struct TinyFile {
   std::string arch = "llama";
   uint32_t heads = 2;
+  uint32_t block_count = 1;  // the metadata only: the tensors are always one layer's
   std::string skip_tensor;
   std::string reshape_tensor;  // gets one extra row
   bool llama3_keys = false;
@@ -302,7 +303,7 @@ struct TinyFile {
     w.add("general.architecture", GgufValue::string(arch));
     w.add("llama.context_length", GgufValue::u32(128));
     w.add("llama.embedding_length", GgufValue::u32(dim));
-    w.add("llama.block_count", GgufValue::u32(1));
+    w.add("llama.block_count", GgufValue::u32(block_count));
     w.add("llama.feed_forward_length", GgufValue::u32(ffn));
     w.add("llama.attention.head_count", GgufValue::u32(heads));
     w.add("llama.attention.head_count_kv", GgufValue::u32(1));
@@ -432,6 +433,18 @@ TEST(ModelLoader, RefusesFewerTokensThanOutputRows) {
   const std::string e = error_of([&] { load_model(dir + "/short.gguf"); });
   EXPECT_NE(e.find("short.gguf: the vocabulary has 512 tokens but the model 600 output rows"),
             std::string::npos) << e;
+}
+
+// fuzz_gguf's finding: a huge block count used to build the tensor list of every claimed layer
+// (minutes, gigabytes) before any tensor was looked up.
+TEST(LlamaConfig, RefusesMoreLayersThanTheFileHasTensors) {
+  TinyFile layers;
+  layers.block_count = 4000000000u;
+  EXPECT_NE(config_error(layers, "layers").find("llama.block_count is 4000000000, but the file has only 11 tensors"),
+            std::string::npos)
+      << config_error(layers, "layers");
+  layers.block_count = 2;  // plausible, but blk.1 is missing
+  EXPECT_NE(config_error(layers, "layers2").find("missing tensor blk.1.attn_norm.weight"), std::string::npos);
 }
 
 TEST(LlamaConfig, Llama3FactorsMatchLlama31) {

@@ -73,6 +73,17 @@ TEST(SpmTokenizer, ByteFallbackAndRoundTrip) {
   EXPECT_EQ(t.decode({0}), "▅");
 }
 
+// SentencePiece spells a space as "▁" (U+2581), so that mark in the input is the space's piece and
+// decodes as a space, as in sentencepiece and llama.cpp (fuzz_tokenizer found the round-trip promise
+// in tokenizer.h silent on it).
+TEST(SpmTokenizer, SpaceMarkInTheTextDecodesAsASpace) {
+  SpmFixture f;
+  const int32_t space = f.add("▁", -1), a = f.add("a", -2);
+  const Tokenizer t(f.vocab);
+  EXPECT_EQ(t.encode("a▁a", false, false), (Ids{space, a, space, a}));
+  EXPECT_EQ(t.decode(t.encode("a▁a", false, false)), " a a");
+}
+
 TEST(SpmTokenizer, SpecialTokensRestartTheSpacePrefix) {
   SpmFixture f;
   const int32_t space_h = f.add("▁h", -3);

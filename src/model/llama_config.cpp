@@ -159,6 +159,12 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& file) {
   c.n_ctx_train = require_positive(file, "llama.context_length");
   c.dim = require_positive(file, "llama.embedding_length");
   c.n_layers = require_positive(file, "llama.block_count");
+  // Every layer has tensors of its own: a block count beyond the file's tensors is refused before a
+  // tensor list of that many layers is built (2^32 - 1 layers took minutes and gigabytes).
+  if (c.n_layers > file.tensors().size()) {
+    throw Error(path + ": llama.block_count is " + std::to_string(c.n_layers) + ", but the file has only " +
+                std::to_string(file.tensors().size()) + " tensors");
+  }
   c.ffn_dim = require_positive(file, "llama.feed_forward_length");
   c.n_heads = require_positive(file, "llama.attention.head_count");
   c.n_kv_heads = file.has("llama.attention.head_count_kv")

@@ -8,6 +8,10 @@
 
 #include "common/error.h"
 
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__clang__)
+#include <cpuid.h>
+#endif
+
 namespace r1pi {
 
 // ---- x86: kernels_avx2.cpp and kernels_x86_*.cpp are compiled with -mavx2 -mfma -mf16c
@@ -16,6 +20,25 @@ namespace r1pi {
 #if defined(__x86_64__) || defined(__i386__)
 constexpr bool kX86 = true;
 
+// clang 14's __builtin_cpu_supports knows neither "f16c" nor "avxvnni": read those CPUID bits
+// directly (the OS side, YMM state in XCR0, is what "avx2" already checks).
+#if defined(__clang__)
+namespace {
+bool cpu_has_f16c() {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+bool cpu_has_avxvnni() {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
+}
+}  // namespace
+#else
+namespace {
+bool cpu_has_f16c() { return __builtin_cpu_supports("f16c"); }
+bool cpu_has_avxvnni() { return __builtin_cpu_supports("avxvnni"); }
+}  // namespace
+#endif
 const Kernels* kernels_avx2_unchecked();
 const Kernels* kernels_avx2_vnni_unchecked();
 const Kernels* kernels_avx512_vnni_unchecked();
@@ -23,8 +46,7 @@ const Kernels* kernels_avx512_vnni_unchecked();
 const Kernels* kernels_avx2() {
   static const bool supported = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
   }();
   return supported ? kernels_avx2_unchecked() : nullptr;
 }
@@ -32,7 +54,7 @@ const Kernels* kernels_avx2() {
 const Kernels* kernels_avx2_vnni() {
   static const bool supported = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avxvnni") != 0;
+    return cpu_has_avxvnni();
   }();
   return supported && kernels_avx2() ? kernels_avx2_vnni_unchecked() : nullptr;
 }

@@ -28,7 +28,9 @@ class Tokenizer {
   // ordinary characters. add_bos: prepend BOS (throws r1pi::Error if the vocabulary has none).
   // Any bytes are accepted: invalid UTF-8 is encoded byte by byte (byte-level BPE) or through <0xXX>
   // tokens (SentencePiece), so decode(encode(x)) gives x back, with SentencePiece's leading space
-  // (" " + x, unless the vocabulary's add_space_prefix is off) and without the text of control
+  // (" " + x, unless the vocabulary's add_space_prefix is off), SentencePiece's space mark U+2581
+  // ("▁") read back as a space (as sentencepiece and llama.cpp do: the mark is how those
+  // vocabularies spell a space) and without the text of control
   // tokens. Thread-safe.
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const;
   // Concatenated bytes of the ids (control tokens such as BOS render as nothing; USER_DEFINED ones

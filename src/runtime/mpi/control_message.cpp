@@ -36,4 +36,12 @@ std::string ControlMessage::problem(int n_ctx, int64_t n_vocab) const {
   return "";
 }
 
+std::string extra_tokens_problem(const int32_t* tokens, size_t n, int64_t n_vocab) {
+  for (size_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= n_vocab)
+      return "token id " + std::to_string(tokens[i]) + " out of range (token " +
+             std::to_string(ControlMessage::kInlineTokens + i) + " of the batch)";
+  return "";
+}
+
 }  // namespace r1pi

@@ -36,8 +36,16 @@ struct ControlMessage {
 
   void seal();  // computes the checksum over everything before it
   // Empty when valid for a model with n_vocab tokens and a context of n_ctx; else the problem.
-  // Tokens past the inline ones are checked by the caller after they arrive.
+  // Tokens past the inline ones are checked by extra_tokens_problem() after they arrive.
   std::string problem(int n_ctx, int64_t n_vocab) const;
+  // How many tokens follow in a second broadcast. Only for a message that problem() accepted: a
+  // receiver sizes that broadcast from it, so it must never come from an unchecked n_tokens.
+  int n_extra_tokens() const {
+    return op == ControlOp::Forward && n_tokens > kInlineTokens ? n_tokens - kInlineTokens : 0;
+  }
 };
+
+// Empty when every one of the n tokens that followed a message lies in the vocabulary.
+std::string extra_tokens_problem(const int32_t* tokens, size_t n, int64_t n_vocab);
 
 }  // namespace r1pi

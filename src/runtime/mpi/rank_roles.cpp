@@ -22,15 +22,40 @@ double now_seconds() {
 
 // ---- control messages ----
 
-void broadcast_control(ControlMessage& m, std::vector<int32_t>& extra_tokens) {
+// Both broadcasts of a control message, through the watchdog's non-spinning wait.
+void broadcast_message(ControlMessage& m) {
   complete("rank 0's next control message", [&](MPI_Request* r) {
     return MPI_Ibcast(&m, int(sizeof m), MPI_BYTE, 0, MPI_COMM_WORLD, r);
   });
-  if (m.op == ControlOp::Forward && m.n_tokens > ControlMessage::kInlineTokens) {
-    extra_tokens.resize(size_t(m.n_tokens - ControlMessage::kInlineTokens));
-    complete("the prefill tokens from rank 0", [&](MPI_Request* r) {
-      return MPI_Ibcast(extra_tokens.data(), int(extra_tokens.size()), MPI_INT32_T, 0, MPI_COMM_WORLD, r);
-    });
+}
+void broadcast_extra_tokens(std::vector<int32_t>& extra_tokens) {
+  complete("the prefill tokens from rank 0", [&](MPI_Request* r) {
+    return MPI_Ibcast(extra_tokens.data(), int(extra_tokens.size()), MPI_INT32_T, 0, MPI_COMM_WORLD, r);
+  });
+}
+
+// Rank 0: the message, then the tokens past the inline ones.
+void send_control(ControlMessage& m, std::vector<int32_t>& extra_tokens) {
+  broadcast_message(m);
+  if (m.n_extra_tokens() > 0) broadcast_extra_tokens(extra_tokens);
+}
+
+// The other ranks: the message is validated before the second broadcast is sized from it (an
+// unchecked n_tokens could ask for gigabytes, or a length rank 0 never sends), and the tokens that
+// follow before anything runs on them. A bad message ends the job.
+void receive_control(ControlMessage& m, std::vector<int32_t>& extra_tokens, int n_ctx, int64_t n_vocab,
+                     const MpiWorld& world) {
+  broadcast_message(m);
+  std::string problem = m.problem(n_ctx, n_vocab);
+  if (problem.empty() && m.n_extra_tokens() > 0) {
+    extra_tokens.resize(size_t(m.n_extra_tokens()));
+    broadcast_extra_tokens(extra_tokens);
+    problem = extra_tokens_problem(extra_tokens.data(), extra_tokens.size(), n_vocab);
+  }
+  if (!problem.empty()) {
+    std::fprintf(stderr, "error: rank %d: invalid control message from rank 0: %s\n", world.rank(),
+                 problem.c_str());
+    world.abort(1);
   }
 }
 
@@ -158,7 +183,7 @@ int32_t RootTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler*
   m.seal();
   std::vector<int32_t> extra(tokens + std::min(B, ControlMessage::kInlineTokens), tokens + B);
   const double t0 = now_seconds();
-  broadcast_control(m, extra);
+  send_control(m, extra);
   const double bcast = now_seconds() - t0;
 
   const std::vector<float>& logits =
@@ -175,7 +200,7 @@ void RootTokenSource::stop(uint16_t status) {
   m.status = status;
   m.seal();
   std::vector<int32_t> none;
-  broadcast_control(m, none);
+  send_control(m, none);
 }
 
 // ---- the other ranks ----
@@ -185,13 +210,7 @@ int run_worker(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const
   std::vector<int32_t> extra, tokens;
   for (;;) {
     ControlMessage m;
-    broadcast_control(m, extra);
-    const std::string problem = m.problem(model.n_ctx(), int64_t(model.config().n_vocab));
-    if (!problem.empty()) {
-      std::fprintf(stderr, "error: rank %d: invalid control message from rank 0: %s\n", world.rank(),
-                   problem.c_str());
-      world.abort(1);
-    }
+    receive_control(m, extra, model.n_ctx(), int64_t(model.config().n_vocab), world);
     if (m.op == ControlOp::Stop) return m.status;
     monitor.begin();
     tokens.assign(m.tokens, m.tokens + std::min(m.n_tokens, ControlMessage::kInlineTokens));
