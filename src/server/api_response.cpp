@@ -49,7 +49,7 @@ json usage_json(const Completion& c) {
           {"prompt_tokens_details", {{"cached_tokens", c.cached_tokens}}}};
 }
 
-json timings_json(const Completion& c) {
+json timings_json(const Completion& c, const ResponseId& id) {
   const GenerationResult& r = c.result;
   return {{"cache_n", c.cached_tokens},
           {"prompt_n", r.prefill_tokens},
@@ -57,7 +57,9 @@ json timings_json(const Completion& c) {
           {"prompt_per_second", r.prefill_tokens / std::max(r.prefill_seconds, 1e-9)},
           {"predicted_n", c.completion_tokens()},
           {"predicted_ms", r.decode_seconds * 1e3},
-          {"predicted_per_second", r.decode_tokens / std::max(r.decode_seconds, 1e-9)}};
+          {"predicted_per_second", r.decode_tokens / std::max(r.decode_seconds, 1e-9)},
+          {"queue_ticket", id.ticket},
+          {"served_as", id.served}};
 }
 
 json response_json(const ApiRequest& r, const ResponseId& id, const Completion& c) {
@@ -72,7 +74,7 @@ json response_json(const ApiRequest& r, const ResponseId& id, const Completion& 
   }
   out["choices"] = json::array({choice});
   out["usage"] = usage_json(c);
-  out["timings"] = timings_json(c);
+  out["timings"] = timings_json(c, id);
   return out;
 }
 
@@ -103,7 +105,7 @@ json usage_chunk_json(const ApiRequest& r, const ResponseId& id, const Completio
   json out = envelope(r, id, true);
   out["choices"] = json::array();
   out["usage"] = usage_json(c);
-  out["timings"] = timings_json(c);
+  out["timings"] = timings_json(c, id);
   return out;
 }
 

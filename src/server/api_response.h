@@ -15,11 +15,12 @@ struct ResponseId {
   std::string id;      // "chatcmpl-..." or "cmpl-..."
   int64_t created;     // Unix seconds
   std::string model;
+  uint64_t ticket = 0, served = 0;  // the request's arrival and service order (Job)
 };
 ResponseId new_response_id(Endpoint endpoint, const std::string& model);
 
 nlohmann::json usage_json(const Completion& c);
-nlohmann::json timings_json(const Completion& c);
+nlohmann::json timings_json(const Completion& c, const ResponseId& id);
 
 // The whole answer of a request that did not stream.
 nlohmann::json response_json(const ApiRequest& r, const ResponseId& id, const Completion& c);

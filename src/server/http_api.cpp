@@ -36,12 +36,19 @@ std::vector<int32_t> prompt_of(const ApiContext& c, const ApiRequest& r) {
   return prompt;
 }
 
+// The job's place in the queue, known once the engine took it.
+ResponseId with_order(ResponseId id, const Job& job) {
+  id.ticket = job.ticket;
+  id.served = job.served;
+  return id;
+}
+
 // Waits for the whole answer (a request that did not ask to stream).
 void answer_whole(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id) {
   for (;;) {
     Job::News news = job->wait();
     if (!news.error.empty()) return send_error(res, ApiError(500, news.error, "server_error"));
-    if (news.completion) return send_json(res, 200, response_json(job->request, id, *news.completion));
+    if (news.completion) return send_json(res, 200, response_json(job->request, with_order(id, *job), *news.completion));
   }
 }
 
@@ -68,7 +75,7 @@ void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, co
       if (news.completion) {
         const Completion& c = *news.completion;
         if (!send(sse_event(chunk_json(r, id, {}, c.finish_reason == "length" ? "length" : "stop")))) return false;
-        if (r.include_usage && !send(sse_event(usage_chunk_json(r, id, c)))) return false;
+        if (r.include_usage && !send(sse_event(usage_chunk_json(r, with_order(id, *job), c)))) return false;
         break;
       }
     }

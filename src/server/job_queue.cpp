@@ -33,6 +33,7 @@ Job::News Job::wait() {
 bool JobQueue::push(std::shared_ptr<Job> job) {
   std::lock_guard lock(mutex_);
   if (closed_ || waiting_.size() + running_ >= capacity_) return false;
+  job->ticket = ++tickets_;
   waiting_.push_back(std::move(job));
   ready_.notify_one();
   return true;

@@ -24,6 +24,9 @@ class Job {
   const ApiRequest request;
   const std::vector<int32_t> prompt;
   std::atomic<bool> cancelled{false};  // the client went away: stop at the next token
+  // Arrival and service order (1, 2, ...): equal orders show requests are served first come, first
+  // served. ticket is set by JobQueue::push, served by the engine before the job's first piece.
+  uint64_t ticket = 0, served = 0;
 
   // ---- the engine's side ----
   void add(const TextParts& parts);
@@ -64,6 +67,7 @@ class JobQueue {
   std::deque<std::shared_ptr<Job>> waiting_;
   size_t capacity_;
   size_t running_ = 0;
+  uint64_t tickets_ = 0;
   bool closed_ = false;
 };
 

@@ -66,9 +66,11 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
   if (on_listening) on_listening(port);
 
   CachedGenerator generator(source, tokenizer);
+  uint64_t served = 0;
   while (!stop()) {
     std::shared_ptr<Job> job = queue.pop(std::chrono::milliseconds(100));
     if (!job) continue;
+    job->served = ++served;
     if (!job->cancelled) generate_job(generator, *job, context, stop);
     queue.done_with_one();
   }
