@@ -21,7 +21,9 @@ CompletionSettings settings_for(const Job& job, const ApiContext& c) {
   const ApiRequest& r = job.request;
   CompletionSettings s;
   s.generation = c.options.chat.generation;
-  s.generation.n_predict = n_predict_within(r.max_tokens, job.prompt.size(), c.n_ctx);
+  // The command line's -n is the default max_tokens.
+  const int max_tokens = r.max_tokens > 0 ? r.max_tokens : c.options.chat.generation.n_predict;
+  s.generation.n_predict = n_predict_within(max_tokens, job.prompt.size(), c.n_ctx);
   s.generation.sampler = r.sampler;
   s.stop = r.stop;
   if (r.endpoint == Endpoint::Chat) {
