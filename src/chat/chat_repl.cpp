@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 
 #include "chat/completion.h"
@@ -84,7 +85,9 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   action.sa_handler = on_interrupt;
   sigaction(SIGINT, &action, nullptr);
 
-  const bool terminal = isatty(STDOUT_FILENO) == 1;
+  // NO_COLOR (no-color.org) asks for plain text where isatty cannot tell: under mpirun rank 0
+  // writes to Open MPI's pseudo-terminal wherever mpirun's own output goes.
+  const bool terminal = isatty(STDOUT_FILENO) == 1 && !std::getenv("NO_COLOR");
   LineReader reader;
   CachedGenerator generator(source, tokenizer);
   std::vector<ChatMessage> messages;
