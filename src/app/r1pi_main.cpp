@@ -174,6 +174,8 @@ int main(int argc, char** argv) {
     if (o.session && (!o.prompt.empty() || !prompt_file.empty()))
       throw r1pi::Error("--chat and --serve take no -p/-f: the prompts come from the terminal or the requests");
     if (!api_key_file.empty() && root) serve.api_key = read_api_key(api_key_file);
+    if (!chat.template_name.empty() && !r1pi::chat_template_named(chat.template_name))
+      throw r1pi::Error("--chat-template " + chat.template_name + ": give one of " + r1pi::chat_template_names());
   } catch (const CLI::ParseError& e) {
     help = e.get_exit_code() == 0;  // --help: CLI11 reports it as a "parse error" that exits 0
     if (help && root) app.exit(e);
