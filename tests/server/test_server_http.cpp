@@ -25,20 +25,23 @@ const Tokenizer& deepseek() {
   return t;
 }
 
-// Answers every forward that asks for a token with the next one of its script (then EOS).
+// Answers every forward that asks for a token with the next one of its script, then `after`
+// (EOS unless told: an endless script fills the context).
 class ScriptedSource final : public TokenSource {
  public:
-  explicit ScriptedSource(std::vector<int32_t> script) : script_(std::move(script)) {}
+  explicit ScriptedSource(std::vector<int32_t> script, int32_t after = deepseek().eos_id())
+      : script_(std::move(script)), after_(after) {}
   int n_ctx() const override { return 512; }
   int32_t forward(const int32_t*, int, int pos, Sampler* sampler) override {
     if (!sampler) return -1;
     if (pos == 0 || pos < last_pos_) next_ = 0;  // a new prompt: the script starts over
     last_pos_ = pos;
-    return next_ < script_.size() ? script_[next_++] : deepseek().eos_id();
+    return next_ < script_.size() ? script_[next_++] : after_;
   }
 
  private:
   std::vector<int32_t> script_;
+  int32_t after_;
   size_t next_ = 0;
   int last_pos_ = 0;
 };
@@ -46,7 +49,8 @@ class ScriptedSource final : public TokenSource {
 // A server on a free port for the life of the test, serving on a thread of its own.
 class ScriptedServer {
  public:
-  ScriptedServer(std::vector<int32_t> script, ServeOptions options) : source_(std::move(script)) {
+  ScriptedServer(std::vector<int32_t> script, ServeOptions options, int32_t after = deepseek().eos_id())
+      : source_(std::move(script), after) {
     options.port = 0;
     options.model_name = "scripted";
     std::atomic<int> port{0};
@@ -203,6 +207,17 @@ TEST(ServerHttp, PromptOverTheContext) {
   auto fits = cli.Post("/v1/completions", json{{"prompt", words.substr(0, 400)}, {"max_tokens", 1000}}.dump(),
                        "application/json");
   EXPECT_EQ(fits->status, 200);
+}
+
+TEST(ServerHttp, FillingTheContextEndsWithLength) {
+  ScriptedServer server({}, ServeOptions{}, deepseek().encode("a", false, false)[0]);
+  httplib::Client cli = server.client();
+  auto res = cli.Post("/v1/completions", R"({"prompt": "x"})", "application/json");
+  ASSERT_TRUE(res);
+  const json j = json::parse(res->body);
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+  // Every position fed, and the token chosen from the last one's logits.
+  EXPECT_EQ(j["usage"]["prompt_tokens"].get<int>() + j["usage"]["completion_tokens"].get<int>(), 512 + 1);
 }
 
 }  // namespace
