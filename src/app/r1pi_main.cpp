@@ -15,8 +15,13 @@
 #include <sstream>
 #include <thread>
 
+#include <csignal>
+#include <filesystem>
+
+#include "chat/chat_repl.h"
 #include "common/error.h"
 #include "runtime/run_options.h"
+#include "server/server.h"
 #include "runtime/run_steps.h"
 #ifdef R1PI_HAVE_MPI
 #include "runtime/mpi/distributed_run.h"
@@ -84,6 +89,21 @@ double rank_timeout_before_mpi(int argc, char** argv) {
   return r1pi::kDefaultRankTimeout;
 }
 
+// llama.cpp's spelling of --chat; CLI11 takes no multi-letter option after a single dash.
+void accept_cnv(int argc, char** argv) {
+  static char chat[] = "--chat";
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "-cnv") == 0) argv[i] = chat;
+}
+
+// The key without the newline an editor leaves at the end of the file.
+std::string read_api_key(const std::string& path) {
+  std::string key = read_file(path);
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  if (key.empty()) throw r1pi::Error(path + ": the API key file is empty");
+  return key;
+}
+
 int report(const char* what) {
   std::fflush(stdout);
   std::fprintf(stderr, "error: %s\n", what);
@@ -101,7 +121,12 @@ int main(int argc, char** argv) {
 #else
   const bool root = true;
 #endif
+  accept_cnv(argc, argv);
   r1pi::RunOptions o;
+  r1pi::ChatOptions chat;
+  r1pi::ServeOptions serve;
+  bool chat_mode = false, serve_mode = false;
+  std::string api_key_file, reasoning_format = "deepseek";
   std::string prompt_file;
   std::string seed = "-1";
   CLI::App app{"r1pi: runs Llama-family GGUF models (DeepSeek-R1-Distill-Llama and kin)"};
@@ -134,6 +159,24 @@ int main(int argc, char** argv) {
   app.add_option("--rank-timeout", o.rank_timeout,
                  "seconds without progress from a rank before the job ends, naming it")
       ->check(CLI::Range(0.1, 1e6))->group(mpi);
+  auto* session = "chat and server (rank 0 talks; the other ranks follow)";
+  auto* chat_flag = app.add_flag("--chat", chat_mode, "an interactive chat in the terminal (also -cnv)")->group(session);
+  app.add_flag("--serve", serve_mode, "an OpenAI-compatible HTTP server with a chat page at /")
+      ->excludes(chat_flag)->group(session);
+  app.add_option("--chat-template", chat.template_name,
+                 "deepseek-r1, llama3 or chatml (default: the model's tokenizer.chat_template)")->group(session);
+  app.add_option("--system", chat.system, "the chat's system message")->group(session);
+  app.add_flag("--hide-think", chat.hide_think, "the chat does not show the reasoning")->group(session);
+  app.add_option("--host", serve.host, "address the server listens on")->capture_default_str()->group(session);
+  app.add_option("--port", serve.port, "port the server listens on (0: any free one)")
+      ->check(CLI::Range(0, 65535))->capture_default_str()->group(session);
+  auto* key_option = app.add_option("--api-key", serve.api_key, "requests must carry Authorization: Bearer KEY")->group(session);
+  app.add_option("--api-key-file", api_key_file, "read the API key from a file")->excludes(key_option)->group(session);
+  app.add_option("--reasoning-format", reasoning_format,
+                 "deepseek: R1's reasoning in reasoning_content; none: all text in content")
+      ->check(CLI::IsMember({"deepseek", "none"}))->capture_default_str()->group(session);
+  app.add_option("--queue-size", serve.queue_size, "requests waiting or running before 503")
+      ->check(CLI::Range(1, 4096))->capture_default_str()->group(session);
   // Nothing may end a rank before the first collective: the others would wait for it forever.
   // Failures are collected here, and the ranks agree on them (start_job).
   std::string error;
@@ -145,6 +188,12 @@ int main(int argc, char** argv) {
     // Rank 0's seed is the one used: only rank 0 samples.
     o.sampler.seed = parse_seed(seed);
     check_options(o);
+    o.session = chat_mode || serve_mode;
+    if (o.session && (!o.prompt.empty() || !prompt_file.empty()))
+      throw r1pi::Error("--chat and --serve take no -p/-f: the prompts come from the terminal or the requests");
+    if (!api_key_file.empty() && root) serve.api_key = read_api_key(api_key_file);
+    if (!chat.template_name.empty() && !r1pi::chat_template_named(chat.template_name))
+      throw r1pi::Error("--chat-template " + chat.template_name + ": give one of " + r1pi::chat_template_names());
   } catch (const CLI::ParseError& e) {
     help = e.get_exit_code() == 0;  // --help: CLI11 reports it as a "parse error" that exits 0
     if (help && root) app.exit(e);
@@ -152,17 +201,33 @@ int main(int argc, char** argv) {
   } catch (const r1pi::Error& e) {
     error = e.what();
   }
+  chat.temperature_given = app.count("--temp") > 0;
+  chat.top_p_given = app.count("--top-p") > 0;
+  chat.generation = {.n_predict = o.n_predict, .batch_size = o.batch_size, .sampler = o.sampler};
+  serve.chat = chat;
+  serve.split_reasoning = reasoning_format == "deepseek";
+  serve.model_name = std::filesystem::path(o.model_path).stem().string();
+  const r1pi::Session run_session = [&](r1pi::TokenSource& source, const r1pi::LoadedModel& model, int) {
+    return serve_mode ? r1pi::run_server(source, *model.tokenizer, serve)
+                      : r1pi::run_chat(source, *model.tokenizer, chat);
+  };
+  // In a session the other ranks end when rank 0 tells them (mpirun passes Ctrl-C and SIGTERM to
+  // every rank: rank 0 then finishes the answer in hand and stops them).
+  if (o.session && !root) {
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
+  }
   try {
 #ifdef R1PI_HAVE_MPI
     if (world.size() > 1) {
       r1pi::set_rank_timeout(o.rank_timeout);  // until start_job adopts rank 0's
       if (const std::optional<int> status = r1pi::start_job(world, o, error, help)) return *status;
-      return r1pi::run_distributed(o, world);
+      return r1pi::run_distributed(o, world, run_session);
     }
 #endif
     if (help) return 0;
     if (!error.empty()) return report(error.c_str());
-    return r1pi::run_single_rank(o);
+    return r1pi::run_single_rank(o, run_session);
   } catch (const r1pi::Error& e) {
 #ifdef R1PI_HAVE_MPI
     // Past start-up the ranks may wait on each other: end the whole job rather than hang.

@@ -36,12 +36,15 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   auto start = std::chrono::steady_clock::now();
   const int n_prompt = int(prompt.size());
   const int batch = std::max(1, options.batch_size);
+  if (options.n_cached < 0 || options.n_cached >= n_prompt)
+    throw Error("prompt cache: " + std::to_string(options.n_cached) + " cached tokens of a " +
+                std::to_string(n_prompt) + "-token prompt (at least its last token must be fed)");
   int32_t token = -1;
-  for (int pos = 0; pos < n_prompt; pos += batch) {
+  for (int pos = options.n_cached; pos < n_prompt; pos += batch) {
     const int B = std::min(batch, n_prompt - pos);
     token = model.forward(prompt.data() + pos, B, pos, pos + B == n_prompt ? &sampler : nullptr);
   }
-  result.prefill_tokens = n_prompt;
+  result.prefill_tokens = n_prompt - options.n_cached;
   result.prefill_seconds = seconds_since(start);
 
   // ---- decode: sample, show, feed back ----
@@ -60,6 +63,10 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     }
     if (pos >= model.n_ctx()) {
       result.stop_reason = "context full";
+      break;
+    }
+    if (options.cancelled && options.cancelled()) {
+      result.stop_reason = "cancelled";
       break;
     }
     token = model.forward(&token, 1, pos++, &sampler);

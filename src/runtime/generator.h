@@ -16,6 +16,14 @@ struct GenerationOptions {
   int n_predict = -1;    // tokens to generate; -1: until end-of-generation or a full context
   int batch_size = 64;   // prompt tokens per prefill forward
   SamplerParams sampler;
+  // Prompt tokens whose keys and values are already in the model's cache, at positions 0 ..
+  // n_cached - 1 (a prompt cache: a chat turn or a request that extends the previous one). The
+  // prefill starts at position n_cached; at least the last prompt token is always fed, since its
+  // logits choose the first token. 0: the whole prompt is fed.
+  int n_cached = 0;
+  // Asked before every decode forward: true ends the generation (stop_reason "cancelled"), so a
+  // closed connection, a stop string or Ctrl-C costs at most the token already being computed.
+  std::function<bool()> cancelled{};
 };
 
 struct GenerationResult {
@@ -24,7 +32,7 @@ struct GenerationResult {
   double prefill_seconds = 0;
   int decode_tokens = 0;            // single-token forward passes after the prefill
   double decode_seconds = 0;
-  std::string stop_reason;          // "eog", "n_predict" or "context full"
+  std::string stop_reason;          // "eog", "n_predict", "context full" or "cancelled"
 };
 
 // Checks that the prompt and the requested tokens fit the context; throws r1pi::Error if not.

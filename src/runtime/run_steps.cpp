@@ -54,20 +54,21 @@ void print_summary(const GenerationResult& r) {
   std::fprintf(stderr, "sha256: %s\n", token_ids_sha256(r.generated).c_str());
 }
 
-int run_single_rank(const RunOptions& o) {
+int run_single_rank(const RunOptions& o, const Session& session) {
   const auto start = std::chrono::steady_clock::now();
   LoadedModel model = load_model(o.model_path, true);
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int n_ctx = context_size(o, model.config);
-  const std::vector<int32_t> prompt = prepare_prompt(o, *model.tokenizer, n_ctx);
+  const std::vector<int32_t> prompt = o.session ? std::vector<int32_t>{} : prepare_prompt(o, *model.tokenizer, n_ctx);
 
   ThreadPool pool(o.threads);
   NoSync sync;
   LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds);
-  GenerationOptions gen{o.n_predict, o.batch_size, o.sampler};
+  if (o.session) return session(source, model, n_ctx);
+  GenerationOptions gen{.n_predict = o.n_predict, .batch_size = o.batch_size, .sampler = o.sampler};
   print_summary(generate(source, *model.tokenizer, prompt, gen, print_text));
   return 0;
 }

@@ -2,11 +2,13 @@
 // before, during and after generation), which distributed_run shares, and the single-rank run.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "model/model_loader.h"
 #include "runtime/generator.h"
 #include "runtime/run_options.h"
+#include "runtime/token_source.h"
 
 namespace r1pi {
 
@@ -19,7 +21,12 @@ void print_banner(const LoadedModel& model, const RunOptions& options, int n_ctx
 void print_text(const std::string& text);
 void print_summary(const GenerationResult& result);
 
+// What rank 0 runs in place of the one prompt when options.session is set (a chat, a server): it
+// drives the engine through the token source for as long as it likes and returns the exit code.
+// It lives above the runtime (src/chat, src/server), hence a function rather than a call here.
+using Session = std::function<int(TokenSource& source, const LoadedModel& model, int n_ctx)>;
+
 // The whole job on this process (one rank).
-int run_single_rank(const RunOptions& options);
+int run_single_rank(const RunOptions& options, const Session& session = {});
 
 }  // namespace r1pi

@@ -61,7 +61,7 @@ void report_ranks(const MpiWorld& world, const LoadedModel& model, uint64_t kv_b
 
 }  // namespace
 
-int run_distributed(const RunOptions& o, const MpiWorld& world) {
+int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& session) {
   const int rank = world.rank(), n_ranks = world.size();
   const auto start = std::chrono::steady_clock::now();
 
@@ -115,7 +115,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
   ThreadPool& pool = *pool_holder;
   Q8_0Sync& sync = *sync_holder;
   LlamaForward& forward = *forward_holder;
-  const RankOptions rank_options{o.check_ranks, o.timings, o.timings_all};
+  const RankOptions rank_options{o.check_ranks, o.timings, o.timings_all, o.session};
 
   if (!world.is_root()) {
     const int status = run_worker(forward, sync, world, rank_options);
@@ -125,6 +125,19 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
 
   // ---- rank 0: the prompt, generation, the summary ----
   RootTokenSource source(forward, sync, world, rank_options);
+  if (o.session) {
+    print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
+    int status = 1;
+    try {
+      status = session(source, model, n_ctx);
+    } catch (...) {
+      source.stop(1);
+      throw;
+    }
+    source.stop(uint16_t(status == 0 ? 0 : 1));
+    if (status == 0) report_ranks(world, model, forward.kv_cache_bytes());  // workers report only then
+    return status;
+  }
   std::vector<int32_t> prompt;
   try {
     prompt = prepare_prompt(o, *model.tokenizer, n_ctx);
@@ -134,7 +147,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
     return 1;
   }
   print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
-  GenerationOptions gen{o.n_predict, o.batch_size, o.sampler};
+  GenerationOptions gen{.n_predict = o.n_predict, .batch_size = o.batch_size, .sampler = o.sampler};
   const GenerationResult result = generate(source, *model.tokenizer, prompt, gen, print_text);
   source.stop(0);
   print_summary(result);

@@ -3,10 +3,12 @@
 #pragma once
 #include "runtime/mpi/mpi_world.h"
 #include "runtime/run_options.h"
+#include "runtime/run_steps.h"
 
 namespace r1pi {
 
 // Returns the process exit code (0, or 1 with the reason printed by rank 0).
-int run_distributed(const RunOptions& options, const MpiWorld& world);
+// With options.session, rank 0 runs the session and then stops the workers.
+int run_distributed(const RunOptions& options, const MpiWorld& world, const Session& session = {});
 
 }  // namespace r1pi

@@ -62,6 +62,8 @@ const SharedOption kSharedOptions[] = {
     {"--check-ranks", [](const RunOptions& o) { return int32_t(o.check_ranks); }, on_off},
     {"-c/--ctx-size", [](const RunOptions& o) { return int32_t(o.ctx_size); },
      [](int32_t v) { return v ? std::to_string(v) : std::string("the default"); }},
+    // A worker outside a session would give up on an idle chat or server after --rank-timeout.
+    {"--chat/--serve", [](const RunOptions& o) { return int32_t(o.session); }, on_off},
 };
 constexpr int kShared = int(sizeof kSharedOptions / sizeof kSharedOptions[0]);
 

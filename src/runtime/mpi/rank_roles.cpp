@@ -23,10 +23,10 @@ double now_seconds() {
 // ---- control messages ----
 
 // Both broadcasts of a control message, through the watchdog's non-spinning wait.
-void broadcast_message(ControlMessage& m) {
+void broadcast_message(ControlMessage& m, bool idle = false) {
   complete("rank 0's next control message", [&](MPI_Request* r) {
     return MPI_Ibcast(&m, int(sizeof m), MPI_BYTE, 0, MPI_COMM_WORLD, r);
-  });
+  }, idle);
 }
 void broadcast_extra_tokens(std::vector<int32_t>& extra_tokens) {
   complete("the prefill tokens from rank 0", [&](MPI_Request* r) {
@@ -44,8 +44,8 @@ void send_control(ControlMessage& m, std::vector<int32_t>& extra_tokens) {
 // unchecked n_tokens could ask for gigabytes, or a length rank 0 never sends), and the tokens that
 // follow before anything runs on them. A bad message ends the job.
 void receive_control(ControlMessage& m, std::vector<int32_t>& extra_tokens, int n_ctx, int64_t n_vocab,
-                     const MpiWorld& world) {
-  broadcast_message(m);
+                     const MpiWorld& world, bool idle) {
+  broadcast_message(m, idle);
   std::string problem = m.problem(n_ctx, n_vocab);
   if (problem.empty() && m.n_extra_tokens() > 0) {
     extra_tokens.resize(size_t(m.n_extra_tokens()));
@@ -210,7 +210,7 @@ int run_worker(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const
   std::vector<int32_t> extra, tokens;
   for (;;) {
     ControlMessage m;
-    receive_control(m, extra, model.n_ctx(), int64_t(model.config().n_vocab), world);
+    receive_control(m, extra, model.n_ctx(), int64_t(model.config().n_vocab), world, options.session);
     if (m.op == ControlOp::Stop) return m.status;
     monitor.begin();
     tokens.assign(m.tokens, m.tokens + std::min(m.n_tokens, ControlMessage::kInlineTokens));

@@ -18,6 +18,8 @@ struct RankOptions {
   bool check_ranks = false;   // compare every layer's hidden state across ranks after each forward
   bool timings = false;       // per-token Pred/Sync lines on rank 0
   bool timings_all = false;   // the same from every rank
+  bool session = false;       // a chat or server session: workers wait for rank 0 without a limit
+                              // between forwards (rank 0 still times out waiting for them)
 };
 
 // Per-forward bookkeeping shared by both roles: timings and the hidden-state comparison.

@@ -102,7 +102,7 @@ std::vector<int> silent_ranks(MPI_Request& request, double grace, int* done) {
 void set_rank_timeout(double seconds) { g_rank_timeout = seconds; }
 double rank_timeout() { return g_rank_timeout; }
 
-void complete(const char* what, const std::function<int(MPI_Request*)>& start) {
+void complete(const char* what, const std::function<int(MPI_Request*)>& start, bool idle) {
   MPI_Request request;
   start(&request);
   int done = 0;
@@ -118,7 +118,7 @@ void complete(const char* what, const std::function<int(MPI_Request*)>& start) {
   while (!done) {
     answer_pings();
     const double waited = seconds_since(begin);
-    if (waited > g_rank_timeout) {
+    if (!idle && waited > g_rank_timeout) {
       const std::vector<int> silent = silent_ranks(request, std::min(5.0, g_rank_timeout), &done);
       if (done) break;
       end_job(what, seconds_since(begin), silent);

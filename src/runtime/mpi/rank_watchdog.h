@@ -19,7 +19,8 @@ double rank_timeout();
 
 // Starts a non-blocking MPI call (start gets the request to fill) and waits for it to complete;
 // after the rank timeout ends the job (status 1) with a message saying what was awaited (`what`)
-// and which ranks went silent.
-void complete(const char* what, const std::function<int(MPI_Request*)>& start);
+// and which ranks went silent. idle: a wait that may rightly last for ever (a worker waiting for the
+// next request of a chat or server session, while people type): no limit, pings still answered.
+void complete(const char* what, const std::function<int(MPI_Request*)>& start, bool idle = false);
 
 }  // namespace r1pi

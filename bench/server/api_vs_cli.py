@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Time to first token and decode speed through the server's API against the CLI, on one model,
+and the server's memory idle and under concurrent clients.
+
+usage: api_vs_cli.py R1PI MODEL [--reps N] [--tokens N] [--threads N] [--clients N]
+
+The same prompt both ways: a one-message chat rendered with DeepSeek-R1's template (the model
+must have R1's special tokens) given to the CLI with -p, and sent to /v1/chat/completions with
+stream: true at temperature 0 (so the answers are the same tokens). Each run has a prompt of its
+own, so that the server's prompt cache holds only BOS and <｜User｜> of it. CLI: TTFT is the prefill
+time it prints (the first token is shown as soon as the prefill has chosen it), tok/s its decode
+line. API: TTFT is measured by the client from sending the request to the first streamed delta,
+tok/s from the tokens after the first and the time to the last; the server's own timings are
+shown beside them. Memory: VmRSS of the
+server process after loading, and its VmHWM after N clients at once (each asks for --tokens)."""
+import argparse
+import http.client
+import json
+import re
+import statistics
+import subprocess
+import threading
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("r1pi")
+ap.add_argument("model")
+ap.add_argument("--reps", type=int, default=3)
+ap.add_argument("--tokens", type=int, default=64)
+ap.add_argument("--threads", type=int, default=2)
+ap.add_argument("--clients", type=int, default=20)
+ap.add_argument("--port", type=int, default=18765)
+a = ap.parse_args()
+question = "Why is the sky blue? Explain it to a child in a few sentences."
+
+
+def rendered(user):
+    return f"<｜User｜>{user}<｜Assistant｜><think>\n"
+
+
+def cli_once(user):
+    err = subprocess.run([a.r1pi, "-m", a.model, "-p", rendered(user), "-n", str(a.tokens), "--temp", "0", "-t", str(a.threads)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True).stderr.decode()
+    prefill_n, prefill_tps = re.search(r"prefill: (\d+) tokens, ([0-9.]+) tok/s", err).groups()
+    decode_n, decode_tps = re.search(r"decode: (\d+) tokens, ([0-9.]+) tok/s", err).groups()
+    return {"ttft_ms": 1e3 * int(prefill_n) / float(prefill_tps), "tok_s": float(decode_tps)}
+
+
+def api_once(user, max_tokens=None):
+    conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=600)
+    body = {"messages": [{"role": "user", "content": user}], "temperature": 0, "max_tokens": max_tokens or a.tokens,
+            "stream": True, "stream_options": {"include_usage": True}}
+    start = time.perf_counter()
+    conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+    res = conn.getresponse()
+    first = last = None
+    pieces, timings, buffer = 0, None, b""
+    while True:
+        chunk = res.read1(65536)
+        if not chunk:
+            break
+        buffer += chunk
+        while b"\n\n" in buffer:
+            event, buffer = buffer.split(b"\n\n", 1)
+            data = event[6:]
+            if data == b"[DONE]":
+                continue
+            j = json.loads(data)
+            if j.get("timings"):
+                timings = j["timings"]
+            if j["choices"] and (j["choices"][0]["delta"].get("reasoning_content") or j["choices"][0]["delta"].get("content")):
+                now = time.perf_counter()
+                first = first or now
+                last = now
+                pieces += 1
+    n = timings["predicted_n"]
+    return {"ttft_ms": 1e3 * (first - start), "tok_s": (n - 1) / (last - first),
+            "server_prompt_ms": timings["prompt_ms"], "server_tok_s": timings["predicted_per_second"]}
+
+
+def rss(pid, field):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+server = subprocess.Popen([a.r1pi, "-m", a.model, "--serve", "--port", str(a.port), "-t", str(a.threads)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+while b"listening on" not in server.stderr.readline():
+    pass
+api_once("Hello", 4)  # the server's first request: pages of the model mapped in, as the CLI's runs have them cached
+idle = rss(server.pid, "VmRSS")
+cli_runs, api_runs = [], []
+for rep in range(a.reps):  # interleaved, so that drifts in the machine's load hit both
+    user = f"Question {rep + 1}. {question}"
+    cli_runs.append(cli_once(user))
+    api_runs.append(api_once(user))
+med = lambda runs, k: statistics.median(r[k] for r in runs)
+print(f"prompt: {len(rendered(question).encode())} bytes and a number, {a.tokens} tokens generated, -t {a.threads}, {a.reps} runs each (medians)")
+print(f"CLI: TTFT {med(cli_runs, 'ttft_ms'):.1f} ms, decode {med(cli_runs, 'tok_s'):.2f} tok/s")
+print(f"API: TTFT {med(api_runs, 'ttft_ms'):.1f} ms (server prefill {med(api_runs, 'server_prompt_ms'):.1f} ms), "
+      f"decode {med(api_runs, 'tok_s'):.2f} tok/s at the client, {med(api_runs, 'server_tok_s'):.2f} in the server")
+print(f"API vs CLI: TTFT {100 * (med(api_runs, 'ttft_ms') / med(cli_runs, 'ttft_ms') - 1):+.1f}%, "
+      f"decode {100 * (med(api_runs, 'tok_s') / med(cli_runs, 'tok_s') - 1):+.1f}%")
+threads = [threading.Thread(target=api_once, args=(f"Client {i}. {question}",)) for i in range(a.clients)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(f"server memory: idle {idle:.1f} MB RSS, peak {rss(server.pid, 'VmHWM'):.1f} MB after {a.clients} concurrent clients")
+server.terminate()
+server.wait()

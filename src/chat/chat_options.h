@@ -1,0 +1,25 @@
+// What the terminal chat and the server take from the command line besides the run options.
+#pragma once
+#include <string>
+
+#include "chat/chat_template.h"
+#include "runtime/generator.h"
+
+namespace r1pi {
+
+struct ChatOptions {
+  std::string template_name;     // --chat-template; empty: the model's (detect_chat_template)
+  std::string system;            // --system: the system message of every conversation
+  bool hide_think = false;       // --hide-think: the terminal chat does not show the reasoning
+  bool temperature_given = false, top_p_given = false;  // else R1's recommended values apply
+  GenerationOptions generation;  // -n, -b and the sampler from the command line
+};
+
+// The template named by --chat-template or the model's; throws r1pi::Error for an unknown name.
+ChatTemplate chosen_template(const ChatOptions& options, const Tokenizer& tokenizer);
+
+// The sampler a conversation starts from: the command line's, with DeepSeek's recommendation
+// (temperature 0.6, top-p 0.95) for what it left unsaid when the template is R1's.
+SamplerParams chat_sampler(const ChatOptions& options, ChatTemplate t);
+
+}  // namespace r1pi

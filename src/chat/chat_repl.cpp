@@ -1,0 +1,130 @@
+#include "chat/chat_repl.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstdio>
+
+#include "chat/completion.h"
+#include "chat/line_reader.h"
+#include "common/error.h"
+
+namespace r1pi {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
+constexpr const char* kDim = "\x1b[2m";
+constexpr const char* kNormal = "\x1b[0m";
+
+void print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+// How an answer appears: on a terminal the reasoning is dimmed (or hidden) and "</think>" is not
+// shown; piped, the text is exactly what was generated.
+class AnswerPrinter {
+ public:
+  AnswerPrinter(bool terminal, bool hide_think) : terminal_(terminal), hide_think_(hide_think) {}
+  void operator()(const TextParts& parts) {
+    if (!parts.reasoning.empty() && !hide_think_) {
+      if (terminal_ && !dimmed_) print(kDim);
+      dimmed_ = terminal_;
+      print(parts.reasoning);
+      shown_reasoning_ = true;
+    }
+    if (!parts.content.empty()) {
+      if (shown_reasoning_ && !terminal_) print("</think>");
+      finish();
+      shown_reasoning_ = false;
+      print(parts.content);
+    }
+  }
+  // Back to normal text at the end of the answer.
+  void finish() {
+    if (dimmed_) print(kNormal);
+    dimmed_ = false;
+  }
+
+ private:
+  bool terminal_, hide_think_;
+  bool dimmed_ = false, shown_reasoning_ = false;
+};
+
+void print_stats(const Completion& c) {
+  const GenerationResult& r = c.result;
+  std::fprintf(stderr,
+               "stats: prompt %d tokens (%d from the cache, %d fed at %.2f tok/s), answer %d tokens at "
+               "%.2f tok/s, finish: %s\n",
+               c.prompt_tokens, c.cached_tokens, r.prefill_tokens,
+               r.prefill_tokens / std::max(r.prefill_seconds, 1e-9), c.completion_tokens(),
+               r.decode_tokens / std::max(r.decode_seconds, 1e-9), c.finish_reason.c_str());
+}
+
+}  // namespace
+
+int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions& options) {
+  const ChatTemplate chat_template = chosen_template(options, tokenizer);
+  CompletionSettings settings;
+  settings.generation = options.generation;
+  settings.generation.sampler = chat_sampler(options, chat_template);
+  settings.stop = turn_end_strings(chat_template);
+  settings.split_reasoning = opens_in_reasoning(chat_template);
+  settings.cancelled = [] { return g_interrupted != 0; };
+  std::fprintf(stderr,
+               "chat: template %s, temp %.2f, top-p %.2f; /reset starts over, /stats, /quit; Ctrl-C stops "
+               "an answer\n",
+               chat_template_name(chat_template).c_str(), settings.generation.sampler.temperature,
+               settings.generation.sampler.top_p);
+
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigaction(SIGINT, &action, nullptr);
+
+  // NO_COLOR (no-color.org) asks for plain text where isatty cannot tell: under mpirun rank 0
+  // writes to Open MPI's pseudo-terminal wherever mpirun's own output goes.
+  const bool terminal = isatty(STDOUT_FILENO) == 1 && !std::getenv("NO_COLOR");
+  LineReader reader;
+  CachedGenerator generator(source, tokenizer);
+  std::vector<ChatMessage> messages;
+  if (!options.system.empty()) messages.push_back({"system", options.system});
+  const size_t first_turn = messages.size();
+  Completion last;
+  while (std::optional<std::string> line = reader.read(reader.interactive() ? "> " : "")) {
+    g_interrupted = 0;
+    if (*line == "/quit" || *line == "/exit") break;
+    if (*line == "/reset") {
+      messages.resize(first_turn);
+      std::fprintf(stderr, "(a new conversation)\n");
+      continue;
+    }
+    if (*line == "/stats") {
+      print_stats(last);
+      continue;
+    }
+    if (line->empty()) continue;
+    messages.push_back({"user", *line});
+    const std::vector<int32_t> prompt = encode_chat(tokenizer, chat_template, messages);
+    if (prompt.size() >= size_t(generator.n_ctx())) {
+      std::fprintf(stderr, "error: the conversation is %zu tokens and does not fit the context of %d (/reset starts over)\n",
+                   prompt.size(), generator.n_ctx());
+      messages.pop_back();
+      continue;
+    }
+    settings.generation.n_predict = n_predict_within(options.generation.n_predict, prompt.size(), generator.n_ctx());
+    AnswerPrinter printer(terminal, options.hide_think);
+    last = complete(generator, prompt, settings, std::ref(printer));
+    printer.finish();
+    print(last.finish_reason == "cancelled" ? " [stopped]\n" : "\n");
+    messages.push_back({"assistant", last.text.reasoning.empty() && !settings.split_reasoning
+                                         ? last.text.content
+                                         : last.text.reasoning + "</think>" + last.text.content});
+  }
+  return 0;
+}
+
+}  // namespace r1pi

@@ -1,0 +1,38 @@
+// One answer from a prompt, as a chat front-end wants it: generated through the prompt cache,
+// cut at stop strings, split into reasoning and content, handed over piece by piece. The terminal
+// chat and the server share it, so the two give the same text for the same conversation.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "chat/cached_generator.h"
+#include "chat/reasoning_split.h"
+
+namespace r1pi {
+
+struct CompletionSettings {
+  GenerationOptions generation;    // n_predict and the sampler (n_cached and cancelled are set here)
+  std::vector<std::string> stop;   // stop strings, matched on the text
+  bool split_reasoning = false;    // the prompt opens inside R1's reasoning and the caller splits it
+  std::function<bool()> cancelled; // asked before every token: a closed connection, Ctrl-C
+};
+
+struct Completion {
+  GenerationResult result;
+  TextParts text;                  // the whole reasoning and content shown
+  std::string finish_reason;       // "stop" (end of turn, a stop string), "length" or "cancelled"
+  int prompt_tokens = 0;
+  int cached_tokens = 0;           // prompt tokens taken from the cache
+  int completion_tokens() const { return int(result.generated.size()); }
+};
+
+// The -n a generation may use: `requested` (> 0) capped at what the context has left after the
+// prompt, or -1 (until the end of the turn or a full context).
+int n_predict_within(int requested, size_t n_prompt, int n_ctx);
+
+Completion complete(CachedGenerator& generator, const std::vector<int32_t>& prompt,
+                    const CompletionSettings& settings, const std::function<void(const TextParts&)>& on_delta);
+
+}  // namespace r1pi

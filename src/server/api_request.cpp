@@ -1,0 +1,127 @@
+#include "server/api_request.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "server/api_error.h"
+
+namespace r1pi {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& message) { throw ApiError(400, message); }
+
+double number_in(const json& body, const char* field, double lo, double hi) {
+  const json& v = body[field];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi)
+    bad(std::string("'") + field + "' must be a number from " + json(lo).dump() + " to " + json(hi).dump());
+  return v.get<double>();
+}
+
+int64_t integer_in(const json& body, const char* field, int64_t lo, int64_t hi) {
+  const json& v = body[field];
+  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    bad(std::string("'") + field + "' must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  return v.get<int64_t>();
+}
+
+bool has(const json& body, const char* field) { return body.contains(field) && !body[field].is_null(); }
+
+bool flag(const json& body, const char* field) {
+  if (!has(body, field)) return false;
+  if (!body[field].is_boolean()) bad(std::string("'") + field + "' must be true or false");
+  return body[field].get<bool>();
+}
+
+// A message's content: a string, or OpenAI's list of parts of which r1pi reads the text ones.
+std::string content_text(const json& content, size_t index) {
+  if (content.is_null()) return "";
+  if (content.is_string()) return content.get<std::string>();
+  const std::string where = "messages[" + std::to_string(index) + "].content";
+  if (!content.is_array()) bad("'" + where + "' must be a string or a list of text parts");
+  std::string text;
+  for (const json& part : content) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+      bad("'" + where + "' holds a part that is not {\"type\": \"text\", \"text\": ...}");
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+std::vector<ChatMessage> read_messages(const json& body) {
+  if (!body.contains("messages")) bad("'messages' is required");
+  const json& list = body["messages"];
+  if (!list.is_array() || list.empty()) bad("'messages' must be a non-empty list");
+  std::vector<ChatMessage> messages;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& m = list[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      bad("'messages[" + std::to_string(i) + "]' must be an object with a string 'role'");
+    const std::string role = m["role"].get<std::string>();
+    if (!known_chat_role(role))
+      bad("'messages[" + std::to_string(i) + "].role' is '" + role + "': r1pi takes system, user and assistant");
+    messages.push_back({role, content_text(m.value("content", json()), i)});
+  }
+  return messages;
+}
+
+std::string read_prompt(const json& body) {
+  if (!body.contains("prompt")) bad("'prompt' is required");
+  const json& p = body["prompt"];
+  if (p.is_string()) return p.get<std::string>();
+  if (p.is_array() && p.size() == 1 && p[0].is_string()) return p[0].get<std::string>();
+  bad("'prompt' must be a string (or a list of one string)");
+}
+
+std::vector<std::string> read_stop(const json& body) {
+  if (!has(body, "stop")) return {};
+  const json& s = body["stop"];
+  if (s.is_string()) return {s.get<std::string>()};
+  if (!s.is_array() || s.size() > 16) bad("'stop' must be a string or a list of at most 16 strings");
+  std::vector<std::string> stops;
+  for (const json& one : s) {
+    if (!one.is_string()) bad("'stop' must be a string or a list of strings");
+    stops.push_back(one.get<std::string>());
+  }
+  return stops;
+}
+
+}  // namespace
+
+ApiRequest parse_api_request(Endpoint endpoint, std::string_view text, const SamplerParams& defaults) {
+  const json body = json::parse(text, nullptr, false);
+  if (body.is_discarded()) bad("the body is not valid JSON");
+  if (!body.is_object()) bad("the body must be a JSON object");
+  ApiRequest r;
+  r.endpoint = endpoint;
+  if (endpoint == Endpoint::Chat) r.messages = read_messages(body);
+  else r.prompt = read_prompt(body);
+  if (has(body, "n") && integer_in(body, "n", 1, 1) != 1) bad("'n' must be 1");
+  for (const char* field : {"max_completion_tokens", "max_tokens"})
+    if (has(body, field)) r.max_tokens = int(integer_in(body, field, 1, 1 << 24));
+  r.sampler = defaults;
+  if (has(body, "temperature")) r.sampler.temperature = float(number_in(body, "temperature", 0, 100));
+  if (has(body, "top_p")) r.sampler.top_p = float(number_in(body, "top_p", 0, 1));
+  if (has(body, "top_k")) r.sampler.top_k = int(integer_in(body, "top_k", 0, 1 << 30));
+  if (has(body, "seed")) {
+    const json& seed = body["seed"];
+    if (seed.is_number_unsigned()) r.sampler.seed = seed.get<uint64_t>();
+    else if (seed.is_number_integer() && seed.get<int64_t>() == -1) r.sampler.seed = std::random_device{}();
+    else bad("'seed' must be an integer from 0 to 2^64-1 (or -1: random)");
+  } else {
+    r.sampler.seed = std::random_device{}();
+  }
+  r.stop = read_stop(body);
+  r.stream = flag(body, "stream");
+  if (has(body, "stream_options")) {
+    if (!body["stream_options"].is_object()) bad("'stream_options' must be an object");
+    r.include_usage = flag(body["stream_options"], "include_usage");
+  }
+  return r;
+}
+
+}  // namespace r1pi

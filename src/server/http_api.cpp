@@ -1,0 +1,206 @@
+#include "server/http_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+#include "common/error.h"
+#include "server/api_error.h"
+#include "server/api_key.h"
+#include "server/api_response.h"
+#include "server/chat_page.h"
+
+namespace r1pi {
+
+namespace {
+
+using nlohmann::json;
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(json_text(body), "application/json");
+}
+
+void send_error(httplib::Response& res, const ApiError& e) { send_json(res, e.status, error_body(e)); }
+
+std::vector<int32_t> prompt_of(const ApiContext& c, const ApiRequest& r) {
+  std::vector<int32_t> prompt = r.endpoint == Endpoint::Chat
+                                    ? encode_chat(c.tokenizer, c.chat_template, r.messages)
+                                    : c.tokenizer.encode(r.prompt, c.tokenizer.add_bos(), true);
+  if (prompt.empty()) throw ApiError(400, "the prompt is empty");
+  if (prompt.size() >= size_t(c.n_ctx))
+    throw ApiError(400,
+                   "the prompt is " + std::to_string(prompt.size()) + " tokens and does not fit the context of " +
+                       std::to_string(c.n_ctx) + " tokens",
+                   "invalid_request_error", "context_length_exceeded");
+  return prompt;
+}
+
+// The job's place in the queue, known once the engine took it.
+ResponseId with_order(ResponseId id, const Job& job) {
+  id.ticket = job.ticket;
+  id.served = job.served;
+  return id;
+}
+
+// Waits for the whole answer (a request that did not ask to stream).
+void answer_whole(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id) {
+  for (;;) {
+    Job::News news = job->wait();
+    if (!news.error.empty()) return send_error(res, ApiError(500, news.error, "server_error"));
+    if (news.completion) return send_json(res, 200, response_json(job->request, with_order(id, *job), *news.completion));
+  }
+}
+
+// Server-sent events as the text comes; a write that fails (the client went away) cancels the job,
+// which the engine sees before its next token.
+void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id) {
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider("text/event-stream", [job, id](size_t, httplib::DataSink& sink) {
+    auto send = [&](const std::string& event) {
+      if (sink.write(event.data(), event.size())) return true;
+      job->cancelled = true;
+      return false;
+    };
+    const ApiRequest& r = job->request;
+    if (r.endpoint == Endpoint::Chat && !send(sse_event(role_chunk_json(id)))) return false;
+    for (;;) {
+      Job::News news = job->wait();
+      for (const TextParts& piece : news.pieces)
+        if (!send(sse_event(chunk_json(r, id, piece)))) return false;
+      if (!news.error.empty()) {
+        send(sse_event(error_body(news.error, "server_error", "")));
+        break;
+      }
+      if (news.completion) {
+        const Completion& c = *news.completion;
+        if (!send(sse_event(chunk_json(r, id, {}, c.finish_reason == "length" ? "length" : "stop")))) return false;
+        if (r.include_usage && !send(sse_event(usage_chunk_json(r, with_order(id, *job), c)))) return false;
+        break;
+      }
+    }
+    if (!send("data: [DONE]\n\n")) return false;
+    sink.done();
+    return true;
+  });
+}
+
+void handle_completion(const ApiContext& c, Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+  const ApiRequest request = parse_api_request(endpoint, req.body, c.default_sampler);
+  auto job = std::make_shared<Job>(request, prompt_of(c, request));
+  if (!c.queue.push(job)) {
+    res.set_header("Retry-After", "1");
+    throw ApiError(503, "the server is busy: " + std::to_string(c.options.queue_size) + " requests are queued",
+                   "server_error", "queue_full");
+  }
+  const ResponseId id = new_response_id(endpoint, c.options.model_name);
+  if (request.stream) answer_streamed(res, job, id);
+  else answer_whole(res, job, id);
+}
+
+json body_object(const httplib::Request& req) {
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) throw ApiError(400, "the body must be a JSON object");
+  return body;
+}
+
+void handle_tokenize(const ApiContext& c, const httplib::Request& req, httplib::Response& res) {
+  const json body = body_object(req);
+  if (!body.contains("content") || !body["content"].is_string()) throw ApiError(400, "'content' must be a string");
+  const bool add_special = body.value("add_special", false);
+  const std::vector<int32_t> ids =
+      c.tokenizer.encode(body["content"].get<std::string>(), add_special && c.tokenizer.add_bos(), true);
+  send_json(res, 200, {{"tokens", ids}});
+}
+
+void handle_detokenize(const ApiContext& c, const httplib::Request& req, httplib::Response& res) {
+  const json body = body_object(req);
+  if (!body.contains("tokens") || !body["tokens"].is_array()) throw ApiError(400, "'tokens' must be a list of token ids");
+  std::vector<int32_t> ids;
+  for (const json& t : body["tokens"]) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= c.tokenizer.n_vocab())
+      throw ApiError(400, "'tokens' holds " + t.dump() + ", not an id of this vocabulary (0 to " +
+                              std::to_string(c.tokenizer.n_vocab() - 1) + ")");
+    ids.push_back(t.get<int32_t>());
+  }
+  send_json(res, 200, {{"content", c.tokenizer.decode(ids)}});
+}
+
+// Runs a handler, turning what it throws into OpenAI's error shape.
+httplib::Server::Handler guarded(std::function<void(const httplib::Request&, httplib::Response&)> handler) {
+  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    try {
+      handler(req, res);
+    } catch (const ApiError& e) {
+      send_error(res, e);
+    } catch (const Error& e) {
+      send_error(res, ApiError(400, e.what()));
+    } catch (const std::exception& e) {
+      send_error(res, ApiError(500, e.what(), "server_error"));
+    }
+  };
+}
+
+const char* status_message(int status) {
+  switch (status) {
+    case 400: return "bad request";
+    case 401: return "invalid API key";
+    case 404: return "no such route";
+    case 405: return "method not allowed";
+    case 413: return "the request body is too large";
+    default: return "the request failed";
+  }
+}
+
+}  // namespace
+
+void add_api_routes(httplib::Server& http, const ApiContext& c) {
+  http.set_payload_max_length(c.options.max_body_bytes);
+  http.set_read_timeout(c.options.read_timeout_seconds, 0);
+  http.set_write_timeout(c.options.read_timeout_seconds, 0);
+  http.set_keep_alive_timeout(5);
+  // A thread per connection beyond the queue: every queued request holds one while it waits.
+  const size_t threads = size_t(c.options.queue_size) + 8;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+
+  http.set_pre_routing_handler([&c](const httplib::Request& req, httplib::Response& res) {
+    if (c.options.api_key.empty() || req.path == "/" || req.path == "/health")
+      return httplib::Server::HandlerResponse::Unhandled;
+    if (api_key_matches(req.get_header_value("Authorization"), c.options.api_key))
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_json(res, 401, error_body("invalid API key (give it as Authorization: Bearer KEY)",
+                                   "invalid_request_error", "invalid_api_key"));
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty())
+      send_json(res, res.status, error_body(status_message(res.status), "invalid_request_error", ""));
+  });
+  http.set_logger([&c](const httplib::Request&, const httplib::Response& res) { c.metrics.request(res.status); });
+
+  http.Post("/v1/chat/completions", guarded([&c](const auto& req, auto& res) {
+    handle_completion(c, Endpoint::Chat, req, res);
+  }));
+  http.Post("/v1/completions", guarded([&c](const auto& req, auto& res) {
+    handle_completion(c, Endpoint::Completion, req, res);
+  }));
+  http.Post("/tokenize", guarded([&c](const auto& req, auto& res) { handle_tokenize(c, req, res); }));
+  http.Post("/detokenize", guarded([&c](const auto& req, auto& res) { handle_detokenize(c, req, res); }));
+  http.Get("/v1/models", [&c](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200,
+              {{"object", "list"},
+               {"data", json::array({{{"id", c.options.model_name}, {"object", "model"}, {"created", 0},
+                                      {"owned_by", "r1pi"},
+                                      {"meta", {{"n_ctx", c.n_ctx}, {"n_vocab", c.tokenizer.n_vocab()},
+                                                {"chat_template", chat_template_name(c.chat_template)}}}}})}});
+  });
+  http.Get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
+  http.Get("/metrics", [&c](const httplib::Request&, httplib::Response& res) {
+    res.set_content(c.metrics.text(c.queue.length()), "text/plain; version=0.0.4");
+  });
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(kChatPage, "text/html; charset=utf-8");
+  });
+}
+
+}  // namespace r1pi

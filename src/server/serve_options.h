@@ -1,0 +1,22 @@
+// `r1pi --serve`'s options.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "chat/chat_options.h"
+
+namespace r1pi {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                       // 0: any free port (printed when listening)
+  std::string api_key;                   // empty: no key asked
+  bool split_reasoning = true;           // --reasoning-format deepseek (none: all text is content)
+  int queue_size = 32;                   // requests waiting or running; one more gets 503
+  size_t max_body_bytes = 1 << 20;       // a larger request body gets 413
+  int read_timeout_seconds = 30;         // for a request's headers and body
+  std::string model_name;                // the id /v1/models shows
+  ChatOptions chat;                      // template and default sampling
+};
+
+}  // namespace r1pi

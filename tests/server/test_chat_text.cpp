@@ -1,0 +1,183 @@
+// The text side of the chat and the server, without a model: chat templates (R1's rules from its
+// Jinja template in shared/data), the reasoning split and stop strings when their markers arrive
+// cut at every possible place, and the request parser's refusals.
+#include <gtest/gtest.h>
+
+#include "chat/chat_template.h"
+#include "chat/reasoning_split.h"
+#include "chat/stop_strings.h"
+#include "server/api_error.h"
+#include "server/api_request.h"
+
+namespace r1pi {
+namespace {
+
+// The text cut into pieces at the given offsets.
+std::vector<std::string> cut(const std::string& text, std::vector<size_t> at) {
+  std::vector<std::string> pieces;
+  size_t from = 0;
+  for (size_t a : at) {
+    pieces.push_back(text.substr(from, a - from));
+    from = a;
+  }
+  pieces.push_back(text.substr(from));
+  return pieces;
+}
+
+TextParts split_all(const std::vector<std::string>& pieces, bool in_reasoning) {
+  ReasoningSplit split(in_reasoning);
+  TextParts all;
+  auto add = [&](const TextParts& p) {
+    all.reasoning += p.reasoning;
+    all.content += p.content;
+  };
+  for (const std::string& p : pieces) add(split.push(p));
+  add(split.finish());
+  return all;
+}
+
+TEST(ReasoningSplit, ThinkEndCutAnywhereOverTwoOrThreePieces) {
+  const std::string text = "Hmm, 2+2.</think>It is 4.";
+  for (size_t a = 0; a <= text.size(); ++a) {
+    for (size_t b = a; b <= text.size(); ++b) {
+      const TextParts parts = split_all(cut(text, {a, b}), true);
+      ASSERT_EQ(parts.reasoning, "Hmm, 2+2.") << a << " " << b;
+      ASSERT_EQ(parts.content, "It is 4.") << a << " " << b;
+    }
+  }
+}
+
+TEST(ReasoningSplit, HeldPrefixThatIsNotTheMarkerStaysReasoning) {
+  const TextParts parts = split_all({"a </th", "ink but not", " </thi"}, true);
+  EXPECT_EQ(parts.reasoning, "a </think but not </thi");
+  EXPECT_EQ(parts.content, "");
+  // Later "</think>" text belongs to the answer: only the first one closes the reasoning.
+  const TextParts twice = split_all({"r</think>c</think>d"}, true);
+  EXPECT_EQ(twice.reasoning, "r");
+  EXPECT_EQ(twice.content, "c</think>d");
+}
+
+TEST(ReasoningSplit, OffSendsEverythingToContent) {
+  const TextParts parts = split_all({"r</thi", "nk>c"}, false);
+  EXPECT_EQ(parts.reasoning, "");
+  EXPECT_EQ(parts.content, "r</think>c");
+}
+
+std::string stop_all(const std::vector<std::string>& pieces, std::vector<std::string> stops, bool* matched) {
+  StopStrings s(std::move(stops));
+  std::string out;
+  for (const std::string& p : pieces) out += s.push(p);
+  out += s.finish();
+  *matched = s.matched();
+  return out;
+}
+
+TEST(StopStrings, MatchedAcrossEveryCut) {
+  const std::string text = "one two STOP three";
+  for (size_t a = 0; a <= text.size(); ++a)
+    for (size_t b = a; b <= text.size(); ++b) {
+      bool matched = false;
+      ASSERT_EQ(stop_all(cut(text, {a, b}), {"STOP", "zzz"}, &matched), "one two ") << a << " " << b;
+      ASSERT_TRUE(matched);
+    }
+}
+
+TEST(StopStrings, EarliestOfSeveralWinsAndPartialsAreReleased) {
+  bool matched = false;
+  EXPECT_EQ(stop_all({"ab", "cd", "ef"}, {"def", "cd"}, &matched), "ab");
+  EXPECT_TRUE(matched);
+  EXPECT_EQ(stop_all({"ST", "OX", " ST"}, {"STOP"}, &matched), "STOX ST");
+  EXPECT_FALSE(matched);
+  EXPECT_EQ(stop_all({"x"}, {""}, &matched), "x");  // an empty stop string stops nothing
+  EXPECT_FALSE(matched);
+}
+
+TEST(ChatTemplate, DeepSeekR1AsItsJinjaTemplate) {
+  // shared/data's example: a single "Hi" with the generation prompt (BOS is the tokenizer's).
+  EXPECT_EQ(render_chat(ChatTemplate::DeepSeekR1, {{"user", "Hi"}}), "<｜User｜>Hi<｜Assistant｜><think>\n");
+  // The last system message, unmarked, first; earlier answers without their reasoning.
+  EXPECT_EQ(render_chat(ChatTemplate::DeepSeekR1, {{"system", "old"},
+                                                   {"user", "2+2?"},
+                                                   {"assistant", "sum</think>a</think>\n\n4"},
+                                                   {"system", "Be brief."},
+                                                   {"user", "3+3?"}}),
+            "Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4<｜end▁of▁sentence｜><｜User｜>3+3?<｜Assistant｜><think>\n");
+}
+
+TEST(ChatTemplate, Llama3AndChatML) {
+  const std::vector<ChatMessage> m = {{"system", "S"}, {"user", "U"}, {"assistant", "A"}, {"user", "V"}};
+  EXPECT_EQ(render_chat(ChatTemplate::Llama3, m),
+            "<|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nU"
+            "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nA<|eot_id|><|start_header_id|>user"
+            "<|end_header_id|>\n\nV<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(render_chat(ChatTemplate::ChatML, m),
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n"
+            "<|im_start|>user\nV<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_THROW(render_chat(ChatTemplate::ChatML, {{"tool", "x"}}), std::exception);
+}
+
+TEST(ChatTemplate, Names) {
+  for (ChatTemplate t : {ChatTemplate::DeepSeekR1, ChatTemplate::Llama3, ChatTemplate::ChatML})
+    EXPECT_EQ(chat_template_named(chat_template_name(t)), t);
+  EXPECT_FALSE(chat_template_named("jinja"));
+}
+
+int status_of(Endpoint e, const std::string& body, std::string* message = nullptr) {
+  try {
+    parse_api_request(e, body, SamplerParams{});
+  } catch (const ApiError& error) {
+    if (message) *message = error.what();
+    return error.status;
+  }
+  return 200;
+}
+
+TEST(ApiRequest, RefusesWhatOpenAIRefuses) {
+  const Endpoint chat = Endpoint::Chat, text = Endpoint::Completion;
+  std::string message;
+  EXPECT_EQ(status_of(chat, "{\"messages\": [", &message), 400);
+  EXPECT_EQ(message, "the body is not valid JSON");
+  EXPECT_EQ(status_of(chat, "[1]"), 400);
+  EXPECT_EQ(status_of(chat, "{}", &message), 400);
+  EXPECT_EQ(message, "'messages' is required");
+  EXPECT_EQ(status_of(chat, R"({"messages": "hi"})"), 400);
+  EXPECT_EQ(status_of(chat, R"({"messages": [{"role": 1, "content": "x"}]})"), 400);
+  EXPECT_EQ(status_of(chat, R"({"messages": [{"role": "tool", "content": "x"}]})"), 400);
+  EXPECT_EQ(status_of(chat, R"({"messages": [{"role": "user", "content": 5}]})"), 400);
+  const std::string ok = R"({"messages": [{"role": "user", "content": "x"}])";
+  EXPECT_EQ(status_of(chat, ok + "}"), 200);
+  EXPECT_EQ(status_of(chat, ok + R"(, "n": 2})", &message), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "temperature": "hot"})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "top_p": 1.5})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "max_tokens": 0})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "max_tokens": 2.5})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "stop": [1]})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "stream": "yes"})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "seed": -2})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "unknown_field": {"a": 1}, "n": 1, "seed": 18446744073709551615})"), 200);
+  EXPECT_EQ(status_of(text, R"({"prompt": ["a", "b"]})"), 400);
+  EXPECT_EQ(status_of(text, R"({"prompt": ["a"]})"), 200);
+}
+
+TEST(ApiRequest, ReadsTheFields) {
+  const ApiRequest r = parse_api_request(
+      Endpoint::Chat,
+      R"({"messages": [{"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                       {"role": "user", "content": "q"}],
+          "max_completion_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "seed": 42,
+          "stop": "END", "stream": true, "stream_options": {"include_usage": true}})",
+      SamplerParams{});
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[0].content, "ab");
+  EXPECT_EQ(r.max_tokens, 7);
+  EXPECT_EQ(r.sampler.temperature, 0.0f);
+  EXPECT_EQ(r.sampler.top_p, 0.5f);
+  EXPECT_EQ(r.sampler.top_k, 3);
+  EXPECT_EQ(r.sampler.seed, 42u);
+  EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+}
+
+}  // namespace
+}  // namespace r1pi
