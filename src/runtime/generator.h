@@ -16,6 +16,7 @@ struct GenerationOptions {
   int n_predict = -1;    // tokens to generate; -1: until end-of-generation or a full context
   int batch_size = 64;   // prompt tokens per prefill forward
   SamplerParams sampler;
+  bool ignore_eos = false;  // go on past end-of-generation tokens (benchmarks: a fixed length)
 };
 
 struct GenerationResult {
