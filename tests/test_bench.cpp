@@ -116,6 +116,7 @@ TEST(BenchReport, RawSamplesInJsonAndCsv) {
   const nlohmann::json j = nlohmann::json::parse(printed(BenchFormat::Json, {decode_result()}));
   ASSERT_EQ(j.size(), 1u);
   EXPECT_EQ(j[0]["samples_ts"], (nlohmann::json{100.0, 50.0}));
+  EXPECT_DOUBLE_EQ(j[0]["avg_ns"].get<double>(), 1.5e8);  // llama-bench's fields, same units
   EXPECT_EQ(j[0]["n_gen"], 10);
   EXPECT_EQ(j[0]["sha256"], "ab");
   const std::string jsonl = printed(BenchFormat::Jsonl, {decode_result(), decode_result()});

@@ -121,12 +121,15 @@ nlohmann::ordered_json record(const TestResult& r, const BenchModel& m) {
           {"sha256", r.sha256},
           {"error", r.error}};
   if (!r.error.empty()) {
-    for (const char* key : {"avg_ts", "stddev_ts", "avg_pred_ms", "avg_sync_ms", "gbps_per_rank",
+    for (const char* key : {"avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "avg_pred_ms", "avg_sync_ms", "gbps_per_rank",
                             "samples_ns", "samples_ts", "samples_pred_ms", "samples_sync_ms"})
       j[key] = nullptr;
     return j;
   }
-  j.update(nlohmann::ordered_json{{"avg_ts", f.rate.mean},
+  const MeanSd ns = mean_sd(f.ns);
+  j.update(nlohmann::ordered_json{{"avg_ns", ns.mean},
+                                  {"stddev_ns", ns.sd},
+                                  {"avg_ts", f.rate.mean},
           {"stddev_ts", f.rate.sd},
           {"avg_pred_ms", f.pred.mean},
           {"avg_sync_ms", f.sync.mean},
