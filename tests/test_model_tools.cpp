@@ -507,5 +507,26 @@ TEST(ModelCli, MakeInfoAndErrors) {
   EXPECT_NE(test::run_command(tool).exit_code, 0);  // no subcommand
 }
 
+// A disk that fills up while the model is written: a clear error, status 1, and no partial model
+// left where a later run would find it.
+TEST(ModelCli, FullDiskIsAnErrorAndLeavesNoFile) {
+  const std::string tool = test::bin_dir() + "/r1pi-model";
+  const std::string dir = scratch_dir("full-disk");
+  // /dev/full: every write fails with ENOSPC (a device: nothing to remove afterwards).
+  auto full = test::run_command(tool + " make --preset tiny --no-progress -o /dev/full");
+  EXPECT_EQ(full.exit_code, 1) << full.output;
+  EXPECT_NE(full.output.find("error: /dev/full: write failed: No space left on device"), std::string::npos)
+      << full.output;
+  // A file-size limit of 1000 KB stops the tiny model (about 2 MB) half way, as a full disk
+  // would (SIGXFSZ ignored, so write(2) fails with EFBIG instead of killing the process).
+  const std::string out = dir + "/half.gguf";
+  auto limited = test::run_command("sh -c \"trap '' XFSZ; ulimit -f 1000; exec " + tool +
+                                   " make --preset tiny --no-progress -o " + out + "\"");
+  EXPECT_EQ(limited.exit_code, 1) << limited.output;
+  EXPECT_NE(limited.output.find("error: " + out + ": write failed: File too large"), std::string::npos)
+      << limited.output;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "the incomplete file was left behind";
+}
+
 }  // namespace
 }  // namespace r1pi

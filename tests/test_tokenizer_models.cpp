@@ -2,9 +2,13 @@
 // BPE merge order, the built-in byte vocabulary, streaming, vocabulary checks and GGUF loading.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "common/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "model/model_loader.h"
+#include "tools/model_maker.h"
 #include "test_support.h"
 #include "tokenizer/byte_mapping.h"
 #include "tokenizer/hf_tokenizer_json.h"
@@ -258,6 +262,38 @@ void write_vocab_gguf(const std::string& path, const Vocab& v, bool with_types) 
   w.add("tokenizer.chat_template", GgufValue::string("{{ bos_token }}"));
   w.open(path);
   w.close();
+}
+
+// Llama 3's byte-level vocabulary labelled as SentencePiece ('llama') would encode every word
+// through <unk>: refused, with or without DeepSeek's special names (which hold '▁').
+TEST(Vocab, SentencePieceModelOverAByteLevelVocabularyIsRefused) {
+  for (SpecialTokenNames names : {SpecialTokenNames::Llama3, SpecialTokenNames::DeepSeekR1}) {
+    Vocab v = load_hf_tokenizer_json(test::shared_data("llama3-tokenizer.json"), names);
+    EXPECT_NO_THROW(Tokenizer{v});
+    v.model = "llama";
+    const std::string error = test::error_of([&] { Tokenizer{v}; });
+    EXPECT_NE(error.find("tokenizer.ggml.model is 'llama' (SentencePiece), but the tokens are byte-level"),
+              std::string::npos) << error;
+  }
+}
+
+// Errors of the tokenizer built from a file name the file.
+TEST(Vocab, TokenizerErrorsNameTheFile) {
+  // The built-in byte vocabulary says tokenizer.ggml.model = "gpt2"; "bert" has the same length,
+  // so the value can be changed in place.
+  MakeOptions o;
+  o.progress = false;
+  const std::string path = test::make_model_file("bert-tokenizer", o);
+  std::string bytes = test::read_file(path);
+  const std::string key = "tokenizer.ggml.model";
+  const size_t at = bytes.find(key);
+  ASSERT_NE(at, std::string::npos);
+  const size_t value = at + key.size() + 4 + 8;  // the type (uint32) and the string length (uint64)
+  ASSERT_EQ(bytes.substr(value, 4), "gpt2");
+  bytes.replace(value, 4, "bert");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string error = test::error_of([&] { describe_model(GgufFile::open(path), 0, 1); });
+  EXPECT_NE(error.find(path + ": tokenizer: unsupported tokenizer model 'bert'"), std::string::npos) << error;
 }
 
 TEST(Vocab, FromGguf) {

@@ -16,6 +16,7 @@
 #include "common/thread_pool.h"
 #include "layers/shard_sync.h"
 #include "neon/kernels.h"
+#include "runtime/run_options.h"
 #include "runtime/token_source.h"
 #ifdef R1PI_HAVE_MPI
 #include "runtime/mpi/distributed_run.h"
@@ -144,7 +145,8 @@ int report(const std::string& what) {
 int main(int argc, char** argv) {
   Job job;
 #ifdef R1PI_HAVE_MPI
-  r1pi::MpiWorld world(&argc, &argv);
+  // r1pi-bench has no --rank-timeout: MPI_Init and every exchange wait r1pi's default.
+  r1pi::MpiWorld world(&argc, &argv, r1pi::kDefaultRankTimeout);
   job = {world.rank(), world.size(), &world};
 #endif
   BenchOptions o;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -66,6 +67,23 @@ void check_options(r1pi::RunOptions& o) {
   }
 }
 
+// --rank-timeout as given on the command line, read before MPI starts (MPI_Init is guarded by it
+// too); anything unreadable gives the default here and an error from the real parse later.
+double rank_timeout_before_mpi(int argc, char** argv) {
+  const std::string flag = "--rank-timeout";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const char* value = nullptr;
+    if (arg == flag && i + 1 < argc) value = argv[i + 1];
+    if (arg.rfind(flag + "=", 0) == 0) value = argv[i] + flag.size() + 1;
+    if (!value) continue;
+    char* end = nullptr;
+    const double seconds = std::strtod(value, &end);
+    if (end != value && *end == 0 && std::isfinite(seconds) && seconds > 0) return seconds;
+  }
+  return r1pi::kDefaultRankTimeout;
+}
+
 int report(const char* what) {
   std::fflush(stdout);
   std::fprintf(stderr, "error: %s\n", what);
@@ -78,7 +96,7 @@ int main(int argc, char** argv) {
 #ifdef R1PI_HAVE_MPI
   // Every rank parses its own command line (rank 0's is the job's); MPI first, so that it can strip
   // its own arguments.
-  r1pi::MpiWorld world(&argc, &argv);
+  r1pi::MpiWorld world(&argc, &argv, rank_timeout_before_mpi(argc, argv));
   const bool root = world.is_root();
 #else
   const bool root = true;

@@ -1,5 +1,7 @@
 // A short fingerprint of a GGUF file, so that ranks can check they opened the same model: SHA-256
-// over the file size, the header (metadata and tensor infos) and the first 4 KiB of every tensor.
+// over the file size, the header (metadata and tensor infos) and the first and last 4 KiB of every
+// tensor. A file that was cut short, re-quantised or half downloaded differs there; a change in
+// the middle of a tensor does not show (finding it would mean reading every byte of the file).
 #pragma once
 #include <array>
 #include <cstdint>

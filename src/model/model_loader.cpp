@@ -14,7 +14,12 @@ LoadedModel describe_model(const GgufFile& file, int rank, int n_ranks) {
   model.file_bytes = file.file_size();
   model.config = LlamaConfig::from_gguf(file);
   model.shard = Shard::for_rank(model.config, rank, n_ranks);
-  model.tokenizer = std::make_unique<Tokenizer>(Vocab::from_gguf(file));
+  Vocab vocab = Vocab::from_gguf(file);  // its errors name the file
+  try {
+    model.tokenizer = std::make_unique<Tokenizer>(std::move(vocab));
+  } catch (const Error& e) {
+    throw Error(file.path() + ": tokenizer: " + e.what());
+  }
   // Every output row must be a token the tokenizer can print (llama.cpp requires the same): a
   // shorter token list would fail only when generation first picks one of the missing ids.
   if (uint32_t(model.tokenizer->n_vocab()) != model.config.n_vocab)

@@ -24,11 +24,30 @@ struct Tokenizer::Impl {
   std::optional<BpeModel> bpe;
   std::optional<SpmModel> spm;
 
+  // A GPT-2-style byte-level vocabulary (Llama 3's): SentencePiece would find none of its pieces
+  // in '▁'-spelt text, and with no byte tokens it has nothing to fall back on. Only normal tokens
+  // count: special ones may hold '▁' in any vocabulary (DeepSeek's <｜begin▁of▁sentence｜>).
+  static bool spells_bytes_as_gpt2(const Vocab& v) {
+    bool byte_level_space = false;
+    for (size_t id = 0; id < v.tokens.size(); ++id) {
+      if (v.types[id] == TokenType::BYTE) return false;
+      if (v.types[id] != TokenType::NORMAL) continue;
+      const std::string& t = v.tokens[id];
+      if (t.find("\xE2\x96\x81") != std::string::npos) return false;  // '▁'
+      byte_level_space = byte_level_space || t.find("\xC4\xA0") != std::string::npos;  // 'Ġ'
+    }
+    return byte_level_space;
+  }
+
   explicit Impl(Vocab v) : vocab(std::move(v)), index(vocab.tokens), specials(vocab) {
     if (vocab.model == "gpt2") {
       pre.emplace(vocab.pre);
       bpe.emplace(vocab, index);
     } else if (vocab.model == "llama") {
+      if (spells_bytes_as_gpt2(vocab))
+        throw Error("tokenizer.ggml.model is 'llama' (SentencePiece), but the tokens are byte-level "
+                    "BPE ones (spaces spelt 'Ġ', no '▁' pieces, no <0xXX> byte tokens): it would "
+                    "encode garbage; such a vocabulary's model is 'gpt2'");
       spm.emplace(vocab, index);
     } else {
       throw Error("unsupported tokenizer model '" + vocab.model + "' (supported: gpt2, llama)");

@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # faults.sh CASE: a multi-rank job that cannot go on ends with a clear message and a non-zero exit,
 # never a hang. CASE:
-#   kill-worker     rank 1 of 3 gets SIGKILL mid-generation: mpirun exits non-zero within 10 s and
+#   kill-worker     rank 1 of 3 gets SIGKILL mid-prefill: mpirun exits non-zero within 10 s and
 #                   says that rank 1 died
 #   kill-root       the same for rank 0 of 2
+#   kill-decode     the same for rank 1 of 3 while it decodes (a short prompt, 2000 tokens)
 #   stop-worker     rank 1 of 3 gets SIGSTOP mid-prefill (--rank-timeout 5): the job ends with
 #                   status 1 within 60 s, "rank 1 silent for ...", and the stopped rank is gone
 #   stop-root       the same for rank 0 of 2 (rank 1, waiting for its next message, names it)
+#   stop-decode     the same for rank 1 of 3 while it decodes
+#   stop-before-mpi rank 1 of 2 stops itself before MPI starts: rank 0 waits inside MPI_Init, which
+#                   has no timeout of its own; --rank-timeout 5 ends it there with status 1 within
+#                   60 s, and the stopped rank is gone
+#   truncated-file  rank 1 opens a copy of the model cut to half its size: exit 1 at start, the
+#                   message names rank 1 and its file
+#   changed-file    rank 1 opens a copy with one byte changed near the end of the last tensor (past
+#                   its first 4 KiB): refused at start as "different model files"
 #   different-models rank 1 opens another model (same shape, other seed): refused at start with
 #                   "different model files", exit 1
 #   too-many-ranks  5 ranks for a model with 4 KV heads (also with --weights-from-root): exit 1,
@@ -61,30 +70,74 @@ children() {
   done
 }
 
-# slow_job NP VICTIM ARGS...: starts a long job in the background ($mpirun_pid, output in $log) and
-# waits until it generates; then $victim_pid is rank VICTIM's pid. Fails and returns 1 when either
-# cannot be had (the job then is gone).
+# slow_job NP VICTIM PHASE ARGS...: starts a long job in the background ($mpirun_pid, output in
+# $log) and waits until it is in PHASE (prefill or decode); then $victim_pid is rank VICTIM's pid.
+# Fails and returns 1 when either cannot be had (the job then is gone).
 slow_job() {
-  local np=$1 victim=$2
-  shift 2
+  local np=$1 victim=$2 phase=$3
+  shift 3
   log=$work/job.log
-  # -b 1: about 1800 single-token forwards over the long prompt, each with a sync: many seconds.
-  "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" \
-    -f "$R1PI_MPI_MODELS/prompt-long.txt" -c 2048 -b 1 -n 8 --temp 0 -t 1 "$@" >"$log" 2>&1 &
+  local what
+  case $phase in
+    # -b 1: about 1800 single-token forwards over the long prompt, each with a sync: many seconds.
+    prefill) what=(-f "$R1PI_MPI_MODELS/prompt-long.txt" -b 1 -n 8) ;;
+    # A two-token prompt: decoding starts at once and goes on for 2000 tokens (seconds).
+    decode) what=(-p hi -n 2000) ;;
+  esac
+  "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" "${what[@]}" \
+    -c 2048 --temp 0 -t 1 "$@" >"$log" 2>&1 &
   mpirun_pid=$!  # scripts/mpirun execs mpirun: this is mpirun's pid
   # Wait for the banner (printed once every rank has loaded and generation starts), then a bit.
   local i
   for i in $(seq 1 600); do grep -q '^run: ' "$log" && break; kill -0 $mpirun_pid 2>/dev/null || break; sleep 0.1; done
   grep -q '^run: ' "$log" || { fail "the job never started generating"; show "$log"; end_job; return 1; }
   sleep 1
-  # The rank is a child of mpirun with OMPI_COMM_WORLD_RANK in its environment.
+  find_rank "$victim"
+  [ -n "$victim_pid" ] || { fail "no rank $victim among mpirun's children (did the job end early?)"; show "$log"; end_job; return 1; }
+  kill -0 $mpirun_pid 2>/dev/null || { fail "the job ended before the fault"; show "$log"; return 1; }
+}
+
+# find_rank RANK: $victim_pid is the process of that rank (a child of mpirun with
+# OMPI_COMM_WORLD_RANK in its environment), or empty.
+find_rank() {
   local child
   victim_pid=""
   for child in $(children $mpirun_pid); do
-    if tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim"; then victim_pid=$child; fi
+    if tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then victim_pid=$child; fi
   done
-  [ -n "$victim_pid" ] || { fail "no rank $victim among mpirun's children (did the job end early?)"; show "$log"; end_job; return 1; }
-  kill -0 $mpirun_pid 2>/dev/null || { fail "the job ended before the fault"; show "$log"; return 1; }
+}
+
+# starting_job NP VICTIM ARGS...: starts a job in the background and sets $victim_pid as soon as
+# rank VICTIM exists.
+starting_job() {
+  local np=$1 victim=$2
+  shift 2
+  log=$work/job.log
+  "$MPIRUN_WRAPPER" -np "$np" -- "$@" >"$log" 2>&1 &
+  mpirun_pid=$!
+  local i
+  for i in $(seq 1 1000); do
+    find_rank "$victim"
+    [ -n "$victim_pid" ] && return 0
+    kill -0 $mpirun_pid 2>/dev/null || break
+    sleep 0.01
+  done
+  fail "rank $victim never appeared"
+  show "$log"
+  end_job
+  return 1
+}
+
+# gone PID: the process PID must end within 10 s of the job (Open MPI kills what is left of it).
+gone() {
+  local i
+  for i in $(seq 1 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$1" 2>/dev/null; then
+    fail "the stopped rank (pid $1) is still there 10 s after the job ended"
+    kill -9 "$1" 2>/dev/null || true
+  else
+    pass "nothing left running"
+  fi
 }
 
 # end_job: what is left of the job is killed (stopped ranks too) and reaped.
@@ -111,11 +164,12 @@ ends_within() {
   echo "  mpirun ended $((SECONDS - start))s after $what, status $status"
 }
 
-# killed NP RANK: starts a long job, kills rank RANK with SIGKILL while it computes, and checks
-# that mpirun ends within 10 s with a non-zero status, naming the rank.
+# killed NP RANK PHASE: starts a long job, kills rank RANK with SIGKILL while it computes (PHASE:
+# prefill or decode), and checks that mpirun ends within 10 s with a non-zero status, naming the
+# rank.
 killed() {
-  local np=$1 victim=$2
-  slow_job "$np" "$victim" || return 0
+  local np=$1 victim=$2 phase=$3
+  slow_job "$np" "$victim" "$phase" || return 0
   kill -9 "$victim_pid"
   ends_within 10 "rank $victim was killed" || return 0
   [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was killed"
@@ -130,29 +184,63 @@ killed() {
 # (the timeout, 5 s for the ranks to answer, the abort), naming the silent rank, and that the
 # stopped process is gone too.
 stopped() {
-  local np=$1 victim=$2
-  slow_job "$np" "$victim" --rank-timeout 5 || return 0
+  local np=$1 victim=$2 phase=$3
+  slow_job "$np" "$victim" "$phase" --rank-timeout 5 || return 0
   kill -STOP "$victim_pid"
   if ! ends_within 60 "rank $victim was stopped"; then kill -9 "$victim_pid" 2>/dev/null || true; return 0; fi
   [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was stopped"
   grep -Eq "error: rank [0-9]+: rank $victim silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
     && pass "names the silent rank $victim" || { fail "the output does not name rank $victim as silent"; show "$log"; }
-  # Open MPI kills what is left of the job as mpirun exits: give it 10 s.
-  local i
-  for i in $(seq 1 100); do kill -0 "$victim_pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$victim_pid" 2>/dev/null; then
-    fail "the stopped rank $victim (pid $victim_pid) is still there 10 s after the job ended"
-    kill -9 "$victim_pid" 2>/dev/null || true
-  else
-    pass "nothing left running"
-  fi
+  gone "$victim_pid"
+}
+
+# stopped_before_mpi NP RANK WANT: rank RANK stops itself before MPI starts, with --rank-timeout 5:
+# the job ends with status 1 within 60 s, printing WANT (an extended regular expression), and
+# nothing is left.
+stopped_before_mpi() {
+  local np=$1 victim=$2 want=$3
+  export "R1PI_TEST_RANK${victim}_STOP=1"
+  starting_job "$np" "$victim" "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1 --rank-timeout 5 || return 0
+  unset "R1PI_TEST_RANK${victim}_STOP"
+  if ! ends_within 60 "rank $victim was stopped"; then kill -9 "$victim_pid" 2>/dev/null || true; return 0; fi
+  [ "$status" -eq 1 ] && pass "exit status 1" || { fail "exit status $status (want 1)"; show "$log"; }
+  grep -Eq "$want" "$log" && pass "says what happened" || { fail "the output does not match '$want'"; show "$log"; }
+  gone "$victim_pid"
+}
+
+# A copy of the tiny model with something wrong with it, for one rank.
+flawed_copy() {  # flawed_copy truncated|changed OUT
+  cp "$tiny" "$2"
+  local size
+  size=$(stat -c %s "$tiny")
+  case $1 in
+    truncated) truncate -s $((size / 2)) "$2" ;;
+    # 40 bytes before the end: inside output.weight (107 kB, the last tensor), past any padding.
+    changed) printf '\x5a' | dd of="$2" bs=1 seek=$((size - 40)) conv=notrunc status=none
+      if cmp -s "$tiny" "$2"; then die "the byte changed was already 0x5a"; fi ;;
+  esac
 }
 
 case "$case_name" in
-  kill-worker) killed 3 1 ;;
-  kill-root) killed 2 0 ;;
-  stop-worker) stopped 3 1 ;;
-  stop-root) stopped 2 0 ;;
+  kill-worker) killed 3 1 prefill ;;
+  kill-root) killed 2 0 prefill ;;
+  kill-decode) killed 3 1 decode ;;
+  stop-worker) stopped 3 1 prefill ;;
+  stop-root) stopped 2 0 prefill ;;
+  stop-decode) stopped 3 1 decode ;;
+  stop-before-mpi)
+    stopped_before_mpi 2 1 "error: rank 0: MPI_Init did not complete within 5 s \(--rank-timeout\)"
+    ;;
+  truncated-file)
+    flawed_copy truncated "$work/cut.gguf"
+    R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $work/cut.gguf" \
+      refused 2 "error: rank 1: $work/cut.gguf" -- "$PER_RANK" "$R1PI" -p hi -n 4 -t 1
+    ;;
+  changed-file)
+    flawed_copy changed "$work/changed.gguf"
+    R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $work/changed.gguf" \
+      refused 2 "error: the ranks opened different model files" -- "$PER_RANK" "$R1PI" -p hi -n 4 -t 1
+    ;;
   different-models)
     R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $R1PI_MPI_MODELS/tiny-seed8.gguf" \
       refused 2 "error: the ranks opened different model files" "rank 0 " "rank 1 " -- \

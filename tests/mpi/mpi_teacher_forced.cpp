@@ -68,6 +68,7 @@
 #include "runtime/mpi/mpi_world.h"
 #include "runtime/mpi/q8_0_sync.h"
 #include "runtime/mpi/rank_agreement.h"
+#include "runtime/run_options.h"
 #include "common/thread_pool.h"
 
 namespace r1pi {
@@ -370,7 +371,7 @@ int run(int argc, char** argv, const MpiWorld& world) {
 }  // namespace r1pi
 
 int main(int argc, char** argv) {
-  r1pi::MpiWorld world(&argc, &argv);
+  r1pi::MpiWorld world(&argc, &argv, r1pi::kDefaultRankTimeout);
   try {
     return r1pi::run(argc, argv, world);
   } catch (const std::exception& e) {

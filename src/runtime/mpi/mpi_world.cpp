@@ -2,16 +2,69 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 
 #include "common/error.h"
 
 namespace r1pi {
 
-MpiWorld::MpiWorld(int* argc, char*** argv) {
+namespace {
+
+// This rank's number as the launcher gave it (Open MPI or PMIx), before MPI can say it.
+const char* launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char* value = std::getenv(name)) return value;
+  return "?";
+}
+
+// Ends the process when MPI_Init has not returned within the timeout. MPI itself has no timeout
+// there: its start-up exchange waits for every rank, so one rank stopped before it would hold
+// every other rank (and mpirun) forever.
+class InitWatchdog {
+ public:
+  explicit InitWatchdog(double seconds)
+      : thread_([this, seconds] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          if (done_cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
+            return;
+          std::fprintf(stderr,
+                       "error: rank %s: MPI_Init did not complete within %g s (--rank-timeout): "
+                       "a rank of the job did not start or is stopped\n",
+                       launcher_rank(), seconds);
+          std::fflush(stderr);
+          std::_Exit(1);
+        }) {}
+  ~InitWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+MpiWorld::MpiWorld(int* argc, char*** argv, double init_timeout) {
   int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-    throw Error("MPI initialisation failed");
+  int status = 0;
+  {
+    InitWatchdog watchdog(init_timeout);
+    status = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  }
+  if (status != MPI_SUCCESS) throw Error("MPI initialisation failed");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }

@@ -1,12 +1,16 @@
 // The MPI job this process belongs to. Only the main thread calls MPI (compute threads never do),
 // so MPI_THREAD_FUNNELED is all we ask for.
 #pragma once
+#include <string>
 
 namespace r1pi {
 
 class MpiWorld {
  public:
-  MpiWorld(int* argc, char*** argv);
+  // MPI_Init waits for every rank of the job to start; when that takes more than init_timeout
+  // seconds (a rank that never started, or was stopped before it got there), this process
+  // ends with status 1 and says so, and mpirun then ends the rest of the job.
+  MpiWorld(int* argc, char*** argv, double init_timeout);
   ~MpiWorld();
   MpiWorld(const MpiWorld&) = delete;
   MpiWorld& operator=(const MpiWorld&) = delete;
