@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "benchmark/bench_params.h"
 #include "benchmark/bench_report.h"

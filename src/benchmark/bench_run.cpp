@@ -1,7 +1,6 @@
 #include "benchmark/bench_run.h"
 
 #include <algorithm>
-#include <cmath>
 #include <random>
 
 #include "common/token_hash.h"
