@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
   app.add_option("-b,--batch-size", o.batch_size, "prompt tokens per prefill forward")
       ->check(CLI::Range(1, 4096));
   app.add_flag("--no-bos", o.no_bos, "do not prepend the BOS token");
+  app.add_flag("--ignore-eos", o.ignore_eos, "generate past end-of-generation tokens");
   auto* mpi = "multi-rank (mpirun) options";
   app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather or allreduce")
       ->check(CLI::IsMember({"allgather", "allreduce"}))->group(mpi);
@@ -154,7 +155,10 @@ int main(int argc, char** argv) {
                "rank 0 reads the model and sends every rank its slices")->group(mpi);
   app.add_flag("--check-ranks", o.check_ranks,
                "compare every layer's hidden state across ranks after each forward")->group(mpi);
-  app.add_flag("--timings", o.timings, "per-token Pred/Sync times and bytes (rank 0)")->group(mpi);
+  // --timings alone prints a line per forward; --timings FILE.csv writes the rows there instead.
+  auto* timings = app.add_option("--timings", o.timings_csv,
+                                 "per-forward Pred/Sync times and bytes (rank 0), to FILE.csv if given")
+                      ->expected(0, 1)->type_name("[FILE.csv]")->group(mpi);
   app.add_flag("--timings-all", o.timings_all, "per-token times from every rank")->group(mpi);
   app.add_option("--rank-timeout", o.rank_timeout,
                  "seconds without progress from a rank before the job ends, naming it")
@@ -183,6 +187,7 @@ int main(int argc, char** argv) {
   bool help = false;
   try {
     app.parse(argc, argv);
+    o.timings = timings->count() > 0 && o.timings_csv.empty();
     // Only rank 0 tokenises the prompt: the prompt file need not exist on the other boards.
     if (!prompt_file.empty() && root) o.prompt = read_file(prompt_file);
     // Rank 0's seed is the one used: only rank 0 samples.

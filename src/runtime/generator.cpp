@@ -52,7 +52,7 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   int pos = n_prompt;
   for (;;) {
     result.generated.push_back(token);
-    if (tokenizer.is_end_of_generation(token)) {
+    if (!options.ignore_eos && tokenizer.is_end_of_generation(token)) {
       result.stop_reason = "eog";
       break;
     }

@@ -16,6 +16,7 @@ struct GenerationOptions {
   int n_predict = -1;    // tokens to generate; -1: until end-of-generation or a full context
   int batch_size = 64;   // prompt tokens per prefill forward
   SamplerParams sampler;
+  bool ignore_eos = false;  // go on past end-of-generation tokens (benchmarks: a fixed length)
   // Prompt tokens whose keys and values are already in the model's cache, at positions 0 ..
   // n_cached - 1 (a prompt cache: a chat turn or a request that extends the previous one). The
   // prefill starts at position n_cached; at least the last prompt token is always fed, since its

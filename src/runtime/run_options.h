@@ -23,12 +23,14 @@ struct RunOptions {
   int batch_size = 64;
   bool no_bos = false;
   bool session = false;        // --chat or --serve: rank 0 runs a session (Session) instead of -p
+  bool ignore_eos = false;     // generate past end-of-generation tokens
   // Multi-rank jobs.
   std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices
   bool check_ranks = false;        // compare every layer's hidden state across ranks
   bool timings = false;            // per-token Pred/Sync lines (rank 0)
   bool timings_all = false;        // ... from every rank
+  std::string timings_csv;         // --timings FILE: rank 0 writes one CSV row per forward there
   double rank_timeout = kDefaultRankTimeout;  // seconds without word from a rank: the job ends
 };
 

@@ -54,6 +54,16 @@ void print_summary(const GenerationResult& r) {
   std::fprintf(stderr, "sha256: %s\n", token_ids_sha256(r.generated).c_str());
 }
 
+GenerationResult run_generation(TokenSource& source, const std::function<StepCost()>& last_cost,
+                                const RunOptions& o, const Tokenizer& tokenizer,
+                                const std::vector<int32_t>& prompt) {
+  const GenerationOptions gen{o.n_predict, o.batch_size, o.sampler, o.ignore_eos};
+  if (o.timings_csv.empty()) return generate(source, tokenizer, prompt, gen, print_text);
+  TimingsCsv csv(o.timings_csv);
+  TimedTokenSource timed(source, [&](const Step& step) { csv.write(step); }, last_cost);
+  return generate(timed, tokenizer, prompt, gen, print_text);
+}
+
 int run_single_rank(const RunOptions& o, const Session& session) {
   const auto start = std::chrono::steady_clock::now();
   LoadedModel model = load_model(o.model_path, true);
@@ -68,8 +78,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds);
   if (o.session) return session(source, model, n_ctx);
-  GenerationOptions gen{.n_predict = o.n_predict, .batch_size = o.batch_size, .sampler = o.sampler};
-  print_summary(generate(source, *model.tokenizer, prompt, gen, print_text));
+  print_summary(run_generation(source, {}, o, *model.tokenizer, prompt));
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/generator.h"
 #include "runtime/run_options.h"
 #include "runtime/token_source.h"
+#include "runtime/step_timings.h"
 
 namespace r1pi {
 
@@ -20,6 +21,11 @@ void print_banner(const LoadedModel& model, const RunOptions& options, int n_ctx
 // Streams generated text to stdout as it comes.
 void print_text(const std::string& text);
 void print_summary(const GenerationResult& result);
+// Generates from the prompt as the options say, streaming the text; with --timings FILE it writes
+// one row per forward there, with the cost last_cost reports (empty: the wall time is all Pred).
+GenerationResult run_generation(TokenSource& source, const std::function<StepCost()>& last_cost,
+                                const RunOptions& options, const Tokenizer& tokenizer,
+                                const std::vector<int32_t>& prompt);
 
 // What rank 0 runs in place of the one prompt when options.session is set (a chat, a server): it
 // drives the engine through the token source for as long as it likes and returns the exit code.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -61,60 +62,69 @@ void report_ranks(const MpiWorld& world, const LoadedModel& model, uint64_t kv_b
 
 }  // namespace
 
+std::optional<LoadedModel> load_shards(const std::string& path, bool weights_from_root,
+                                       const MpiWorld& world) {
+  if (weights_from_root) return load_from_root(path, world);
+  std::optional<LoadedModel> loaded;
+  Fingerprint fingerprint{};
+  std::string error;
+  try {
+    GgufFile file = GgufFile::open(path);
+    fingerprint = model_fingerprint(file);
+    loaded = describe_model(file, world.rank(), world.size());
+    MappedSliceSource source(file);
+    load_weights(*loaded, file, source, world.is_root());
+  } catch (const Error& e) {
+    error = e.what();
+  } catch (const std::bad_alloc&) {
+    error = "out of memory loading this rank's shard of " + path;
+  }
+  if (!all_succeeded(world, error)) return std::nullopt;
+  if (!same_model_everywhere(world, fingerprint)) return std::nullopt;
+  return loaded;
+}
+
+RankEngine::RankEngine(const LoadedModel& model, int n_ctx, int threads, const std::string& sync_method,
+                       const MpiWorld& world)
+    : pool(threads),
+      sync(parse_sync_method(sync_method), world.rank(), world.size()),
+      forward(model.config, model.weights, model.shard, n_ctx, pool, sync) {}
+
+std::unique_ptr<RankEngine> make_engine(const LoadedModel& model, int n_ctx, int threads,
+                                        const std::string& sync_method, const MpiWorld& world) {
+  // A rank that could not allocate its KV cache must not leave the others waiting for it.
+  std::unique_ptr<RankEngine> engine;
+  std::string error;
+  try {
+    engine = std::make_unique<RankEngine>(model, n_ctx, threads, sync_method, world);
+  } catch (const Error& e) {
+    error = e.what();
+  } catch (const std::bad_alloc&) {
+    error = "out of memory for the KV cache of " + std::to_string(n_ctx) +
+            " positions and the work buffers (lower -c/--ctx-size)";
+  }
+  if (!all_succeeded(world, error)) return nullptr;
+  return engine;
+}
+
 int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& session) {
-  const int rank = world.rank(), n_ranks = world.size();
+  const int n_ranks = world.size();
   const auto start = std::chrono::steady_clock::now();
 
   // ---- every rank loads its shard; all agree that all succeeded ----
-  std::optional<LoadedModel> loaded;
-  if (o.weights_from_root) {
-    loaded = load_from_root(o.model_path, world);
-    if (!loaded) return 1;
-  } else {
-    Fingerprint fingerprint{};
-    std::string error;
-    try {
-      GgufFile file = GgufFile::open(o.model_path);
-      fingerprint = model_fingerprint(file);
-      loaded = describe_model(file, rank, n_ranks);
-      MappedSliceSource source(file);
-      load_weights(*loaded, file, source, world.is_root());
-    } catch (const Error& e) {
-      error = e.what();
-    } catch (const std::bad_alloc&) {
-      error = "out of memory loading this rank's shard of " + o.model_path;
-    }
-    if (!all_succeeded(world, error)) return 1;
-    if (!same_model_everywhere(world, fingerprint)) return 1;
-  }
+  std::optional<LoadedModel> loaded = load_shards(o.model_path, o.weights_from_root, world);
+  if (!loaded) return 1;
   LoadedModel& model = *loaded;
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // ---- every rank's engine; all agree that all have one before any control message ----
-  // (A rank that could not allocate its KV cache must not leave the others waiting for it.)
   const int n_ctx = context_size(o, model.config);
-  std::optional<ThreadPool> pool_holder;
-  std::optional<Q8_0Sync> sync_holder;
-  std::optional<LlamaForward> forward_holder;
-  {
-    std::string error;
-    try {
-      pool_holder.emplace(o.threads);
-      sync_holder.emplace(parse_sync_method(o.sync), rank, n_ranks);
-      forward_holder.emplace(model.config, model.weights, model.shard, n_ctx, *pool_holder,
-                             *sync_holder);
-    } catch (const Error& e) {
-      error = e.what();
-    } catch (const std::bad_alloc&) {
-      error = "out of memory for the KV cache of " + std::to_string(n_ctx) +
-              " positions and the work buffers (lower -c/--ctx-size)";
-    }
-    if (!all_succeeded(world, error)) return 1;
-  }
-  ThreadPool& pool = *pool_holder;
-  Q8_0Sync& sync = *sync_holder;
-  LlamaForward& forward = *forward_holder;
+  const std::unique_ptr<RankEngine> engine = make_engine(model, n_ctx, o.threads, o.sync, world);
+  if (!engine) return 1;
+  ThreadPool& pool = engine->pool;
+  Q8_0Sync& sync = engine->sync;
+  LlamaForward& forward = engine->forward;
   const RankOptions rank_options{o.check_ranks, o.timings, o.timings_all, o.session};
 
   if (!world.is_root()) {
@@ -147,8 +157,8 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
     return 1;
   }
   print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
-  GenerationOptions gen{.n_predict = o.n_predict, .batch_size = o.batch_size, .sampler = o.sampler};
-  const GenerationResult result = generate(source, *model.tokenizer, prompt, gen, print_text);
+  const GenerationResult result =
+      run_generation(source, [&] { return source.last_cost(); }, o, *model.tokenizer, prompt);
   source.stop(0);
   print_summary(result);
   const SyncStats& s = sync.stats();

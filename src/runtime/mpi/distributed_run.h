@@ -1,7 +1,15 @@
 // A job of several ranks: every rank loads its shard (or receives it from rank 0), the ranks check
 // they hold the same model, then rank 0 generates while the others follow its control messages.
 #pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/thread_pool.h"
+#include "layers/llama_forward.h"
+#include "model/model_loader.h"
 #include "runtime/mpi/mpi_world.h"
+#include "runtime/mpi/q8_0_sync.h"
 #include "runtime/run_options.h"
 #include "runtime/run_steps.h"
 
@@ -10,5 +18,23 @@ namespace r1pi {
 // Returns the process exit code (0, or 1 with the reason printed by rank 0).
 // With options.session, rank 0 runs the session and then stops the workers.
 int run_distributed(const RunOptions& options, const MpiWorld& world, const Session& session = {});
+
+// The steps of run_distributed that r1pi-bench shares. Both are collectives.
+// Every rank loads its shard of path (or receives it from rank 0); nothing when any rank failed or
+// the ranks opened different files (rank 0 printed why).
+std::optional<LoadedModel> load_shards(const std::string& path, bool weights_from_root,
+                                       const MpiWorld& world);
+
+// What one rank computes with: its threads, the partial-sum exchange, the forward pass and KV cache.
+struct RankEngine {
+  RankEngine(const LoadedModel& model, int n_ctx, int threads, const std::string& sync_method,
+             const MpiWorld& world);
+  ThreadPool pool;
+  Q8_0Sync sync;
+  LlamaForward forward;
+};
+// Null when any rank could not build its engine (rank 0 printed why).
+std::unique_ptr<RankEngine> make_engine(const LoadedModel& model, int n_ctx, int threads,
+                                        const std::string& sync_method, const MpiWorld& world);
 
 }  // namespace r1pi

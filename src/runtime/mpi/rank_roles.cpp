@@ -140,6 +140,7 @@ void RankMonitor::end(int B, double extra_sync_seconds) {
   const double total = now_seconds() - start_;
   const SyncStats& s = sync_.stats();
   const double sync = s.seconds - before_.seconds + extra_sync_seconds;
+  last_ = {total - sync, sync, s.sent - before_.sent, s.received - before_.received};
   if (options_.timings_all || (options_.timings && world_.is_root()))
     std::fprintf(stderr, "%s%s%d tokens: Pred %.0f ms Sync %.0f ms | Sent %.0f kB Recv %.0f kB\n",
                  options_.timings_all ? "[rank " : "",

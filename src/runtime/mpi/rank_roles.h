@@ -10,6 +10,7 @@
 #include "runtime/mpi/control_message.h"
 #include "runtime/mpi/mpi_world.h"
 #include "runtime/mpi/q8_0_sync.h"
+#include "runtime/step_timings.h"
 #include "runtime/token_source.h"
 
 namespace r1pi {
@@ -31,6 +32,8 @@ class RankMonitor {
   // collective when check_ranks is on: every rank calls it after every forward).
   void end(int B, double extra_sync_seconds);
   int checked_forwards() const { return checked_; }
+  // What the last forward (begin to end) cost this rank.
+  const StepCost& last_cost() const { return last_; }
 
  private:
   Q8_0Sync& sync_;
@@ -40,6 +43,7 @@ class RankMonitor {
   int checked_ = 0;
   double start_ = 0;
   SyncStats before_;
+  StepCost last_;
 };
 
 class RootTokenSource final : public TokenSource {
@@ -51,6 +55,7 @@ class RootTokenSource final : public TokenSource {
   // Sends the other ranks out of their loop; status 1 tells them rank 0 failed.
   void stop(uint16_t status);
   int checked_forwards() const { return monitor_.checked_forwards(); }
+  const StepCost& last_cost() const { return monitor_.last_cost(); }
 
  private:
   LlamaForward& model_;

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The decode-rate law: one long greedy generation (--ignore-eos, so that it runs its full length)
+with r1pi's per-forward timings (--timings FILE.csv), and the least-squares line
+t(L) = a + b*L of each decode token's time against its position L, with R^2.
+
+b is the cost of one more position in the KV cache: every decode token reads the keys and values
+of all earlier positions, kv_bytes = 2 (K and V) x layers x kv_dim x 4 (F32) per position (divided
+among the ranks by KV head), so kv_bytes / b is the rate at which the cache is read. Also the
+average rate over the whole generation and the plot of the rate against the position.
+
+  bench/kv_law.py -m MODEL [-n 4096] [-t 2] [--np 1]
+  bench/kv_law.py --quick      (tiny preset, 256 tokens: seconds; what CI runs)
+"""
+import argparse
+import csv
+import os
+import shlex
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from r1pibench import cli, env, report, runs, stats  # noqa: E402
+
+PROMPT = "Once upon a time"
+
+
+def shrink(a):
+    a.n_gen, a.threads = 256, 1
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-m", "--model")
+    p.add_argument("-n", "--n-gen", type=int, default=4096)
+    p.add_argument("-t", "--threads", type=int, default=os.cpu_count())
+    p.add_argument("--np", type=int, default=1, help="ranks (scripts/mpirun)")
+    p.add_argument("--hostfile")
+    cli.add_common(p, "kv-law", "tiny preset, -n 256 -t 1")
+    return cli.resolve(p.parse_args(), shrink)
+
+
+def main():
+    a = parse_args()
+    info = runs.model_info(a.build, a.model)
+    layers, dim = int(info["block_count"]), int(info["embedding_length"])
+    heads, kv_heads = int(info["attention.head_count"]), int(info["attention.head_count_kv"])
+    kv_bytes = 2 * layers * kv_heads * (dim // heads) * 4 / a.np  # per position, per rank
+    e = env.record(runs.SOURCE, a.model, a.hostfile)
+    load_start = runs.uptime()
+    timings = os.path.join(a.out, a.name + ".csv")
+    cmd = runs.mpirun(a.np, a.hostfile) + [
+        os.path.join(a.build, "r1pi"), "-m", a.model, "-p", PROMPT, "-n", a.n_gen, "--temp", 0, "--ignore-eos",
+        "-t", a.threads, "-c", a.n_gen + 64, "--timings", timings]
+    runs.progress("generating %d tokens (%s)" % (a.n_gen, load_start))
+    _, err = runs.checked(cmd, timeout=24 * 3600)
+    summary = runs.r1pi_summary(err)
+    with open(timings) as f:
+        rows = [r for r in csv.DictReader(f) if r["tokens"] == "1"]
+    pos = [int(r["pos"]) for r in rows]
+    ms = [float(r["pred_ms"]) + float(r["sync_ms"]) for r in rows]
+    fit = stats.linear_fit(pos, ms)
+    average = len(ms) / (sum(ms) / 1e3)
+    f = report.fmt
+    kv_gbps = kv_bytes / (fit["b"] / 1e3) / 1e9 if fit["b"] > 0 else float("nan")
+    lines = ["# Decode-rate law: %s, %d tokens" % (os.path.basename(a.model), a.n_gen), "",
+             "`%s`" % shlex.join(map(str, cmd)), "",
+             "%s at the start, %s at the end; one run." % (load_start, runs.uptime()), "",
+             "| quantity | value |", "| --- | ---: |",
+             "| decode tokens fitted | %d (positions %d..%d) |" % (len(ms), pos[0], pos[-1]),
+             "| t(L) = a + b*L | %s + %s*L ms |" % (f(fit["a"]), "%.6f" % fit["b"]),
+             "| R^2 | %.4f |" % fit["r2"],
+             "| KV bytes per position per rank | %d |" % kv_bytes,
+             "| implied KV read rate (kv bytes / b) | %s GB/s |" % f(kv_gbps),
+             "| rate at the first / last position | %s / %s tok/s |" % (f(1e3 / ms[0]), f(1e3 / ms[-1])),
+             "| average rate over the generation | %s tok/s |" % f(average),
+             "| r1pi's decode line | %s tok/s |" % f(summary.get("decode", float("nan"))),
+             "| sha256 | `%s` |" % summary["sha256"], "", "## Environment", ""] + env.markdown(e)
+    lines += ["", "![rate against position](%s.png)" % a.name]
+    report.write(os.path.join(a.out, a.name + ".md"), lines)
+    step = max(1, len(ms) // 1000)  # the plot needs no more points than pixels
+    report.plot(os.path.join(a.out, a.name + ".png"),
+                'set xlabel "position L"\nset ylabel "decode tok/s"\nset key top right\n'
+                "plot '<r>' using 1:2 with points pt 7 ps 0.3 title \"measured\", "
+                "1000 / (%r + %r * x) with lines lw 2 title \"1000 / (a + b L)\"" % (fit["a"], fit["b"]),
+                {"r": [[p, 1e3 / t] for p, t in list(zip(pos, ms))[::step]]})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Running r1pi, r1pi-bench and r1pi-model, and reading what they print."""
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def die(message):
+    print("error: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def progress(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def build_dir(path=None):
+    build = path or os.environ.get("R1PI_BUILD_DIR") or os.path.join(SOURCE, "build")
+    for prog in ("r1pi", "r1pi-bench", "r1pi-model"):
+        if not os.access(os.path.join(build, prog), os.X_OK):
+            die("%s/%s is not built (scripts/build, or --build DIR)" % (build, prog))
+    return build
+
+
+def run(cmd, timeout=3600):
+    """cmd: a list, or a shell line. Returns (exit status, stdout, stderr)."""
+    shell = isinstance(cmd, str)
+    try:
+        p = subprocess.run(cmd if shell else list(map(str, cmd)), shell=shell, capture_output=True, text=True, errors="replace",
+                           timeout=timeout, executable="/bin/bash" if shell else None)
+    except subprocess.TimeoutExpired:
+        die("timed out after %d s: %s" % (timeout, cmd if shell else shlex.join(map(str, cmd))))
+    return p.returncode, p.stdout, p.stderr
+
+
+def checked(cmd, timeout=3600):
+    rc, out, err = run(cmd, timeout)
+    if rc != 0:
+        die("exit %d from %s:\n%s" % (rc, cmd if isinstance(cmd, str) else shlex.join(map(str, cmd)), err[-2000:]))
+    return out, err
+
+
+def r1pi_summary(stderr):
+    """The summary lines of r1pi: prefill/decode tokens and tok/s, sha256, the kernels."""
+    s = {}
+    for phase in ("prefill", "decode"):
+        m = re.search(r"^%s: (\d+) tokens, ([0-9.]+) tok/s" % phase, stderr, re.M)
+        if m:
+            s[phase + "_tokens"], s[phase] = int(m.group(1)), float(m.group(2))
+    m = re.search(r"^sha256: ([0-9a-f]{64})$", stderr, re.M)
+    s["sha256"] = m.group(1) if m else None
+    m = re.search(r" ([a-z0-9-]+) kernels", stderr)
+    s["kernels"] = m.group(1) if m else None
+    return s
+
+
+def mpirun(np, hostfile=None):
+    """scripts/mpirun's line for np ranks here (or over a hostfile); none for one local rank."""
+    if np == 1 and not hostfile:
+        return []
+    line = [os.path.join(SOURCE, "scripts", "mpirun"), "-np", str(np)]
+    if hostfile:
+        line += ["--hostfile", hostfile]
+    return line + ["--"]
+
+
+def bench_json(build, args, np=1, hostfile=None, timeout=3600):
+    """r1pi-bench's records (-o json); a failed test (moved hash) ends the script."""
+    out, _ = checked(mpirun(np, hostfile) + [os.path.join(build, "r1pi-bench")] + list(map(str, args)) + ["-o", "json"],
+                     timeout)
+    return json.loads(out)
+
+
+def make_model(build, preset, path):
+    if not os.path.exists(path):
+        checked([os.path.join(build, "r1pi-model"), "make", "--preset", preset, "-o", path, "--no-progress"])
+    return path
+
+
+def model_info(build, model):
+    """The llama.* metadata of `r1pi-model info` as a dict of strings."""
+    out, _ = checked([os.path.join(build, "r1pi-model"), "info", model])
+    return dict(re.findall(r"^\s+llama\.(\S+)\s+\S+\s+(\S+)", out, re.M))
+
+
+def uptime():
+    with open("/proc/loadavg") as f:
+        return "load average " + ", ".join(f.read().split()[:3])

@@ -1,0 +1,102 @@
+#include "benchmark/bench_run.h"
+
+#include <algorithm>
+#include <random>
+
+#include "common/token_hash.h"
+#include "ggml/ggml_type.h"
+#include "model/tensor_table.h"
+#include "runtime/generator.h"
+
+namespace r1pi {
+
+std::vector<int32_t> bench_prompt_ids(int count, uint32_t n_vocab) {
+  std::mt19937 rng(20250101);
+  std::vector<int32_t> ids(size_t(std::max(count, 0)));
+  for (int32_t& id : ids) id = int32_t(rng() % n_vocab);
+  return ids;
+}
+
+int measured_from(const BenchTest& t) { return t.config.depth > 0 || t.n_prompt > 0 ? t.config.depth : 1; }
+
+int bench_prompt_length(const std::vector<BenchTest>& tests) {
+  int n = 0;
+  for (const BenchTest& t : tests) n = std::max(n, measured_from(t) + t.n_prompt);
+  return n;
+}
+
+int bench_context(const std::vector<BenchTest>& tests) {
+  int n = 0;
+  // The generation loop counts the last generated token too (it is sampled, never fed).
+  for (const BenchTest& t : tests) n = std::max(n, measured_from(t) + t.n_prompt + t.n_gen + 1);
+  return n;
+}
+
+namespace {
+
+BenchSample run_once(TokenSource& source, const std::function<StepCost()>& last_cost,
+                     const Tokenizer& tokenizer, const BenchTest& t, const std::vector<int32_t>& ids) {
+  const int start = measured_from(t);
+  const std::vector<int32_t> prompt(ids.begin(), ids.begin() + start + t.n_prompt);
+  BenchSample s;
+  TimedTokenSource timed(
+      source,
+      [&](const Step& step) {
+        if (step.pos < start) return;
+        s.seconds += step.cost.pred_seconds + step.cost.sync_seconds;
+        s.pred_seconds += step.cost.pred_seconds;
+        s.sync_seconds += step.cost.sync_seconds;
+      },
+      last_cost);
+  // Greedy: the ids, and so the hash, depend on nothing but the model, the prompt and the rank
+  // count. The prefill yields the first generated token, so n_gen more take n_gen forwards.
+  GenerationOptions gen{t.n_gen + 1, t.config.batch, SamplerParams{0.0f, 1, 1.0f, 0}, true};
+  s.sha256 = token_ids_sha256(generate(timed, tokenizer, prompt, gen, {}).generated);
+  return s;
+}
+
+}  // namespace
+
+TestResult run_test(TokenSource& source, const std::function<StepCost()>& last_cost,
+                    const Tokenizer& tokenizer, const BenchTest& test, const std::vector<int32_t>& ids,
+                    int repetitions) {
+  TestResult r{test, {}, {}, {}};
+  std::vector<std::string> hashes;
+  for (int i = 0; i <= repetitions; ++i) {
+    BenchSample s = run_once(source, last_cost, tokenizer, test, ids);
+    hashes.push_back(s.sha256);
+    if (i > 0) r.samples.push_back(s);
+  }
+  r.sha256 = hashes[0];
+  r.error = moved_hash_problem(hashes);
+  return r;
+}
+
+BenchModel describe_bench_model(const LoadedModel& model, int n_ranks, const char* backend) {
+  const LlamaConfig& c = model.config;
+  const uint64_t dim = c.dim, q_dim = uint64_t(c.n_heads) * c.head_dim;
+  const uint64_t per_layer = dim * q_dim * 2 + dim * c.kv_dim() * 2 + 3 * dim * c.ffn_dim + 2 * dim;
+  BenchModel m;
+  m.params = uint64_t(c.n_vocab) * dim * (c.tied_output ? 1 : 2) + c.n_layers * per_layer + dim;
+  char size[16];
+  if (m.params >= 1e9)
+    std::snprintf(size, sizeof size, "%.0fB", m.params / 1e9);
+  else if (m.params >= 1e6)
+    std::snprintf(size, sizeof size, "%.0fM", m.params / 1e6);
+  else
+    std::snprintf(size, sizeof size, "%.0fK", m.params / 1e3);
+  const LlamaWeights& w = model.weights;
+  m.type = std::string(c.arch ? c.arch->name : "llama") + " " + size + " " +
+           std::string(ggml_type_name(w.layers.empty() ? w.output.type : w.layers[0].wq.type));
+  m.file_bytes = model.file_bytes;
+  m.backend = backend;
+  m.n_ranks = n_ranks;
+  // A decode forward reads every matrix of the shard once (token_embd: one row, left out).
+  m.weight_bytes_per_token = w.output.bytes();
+  for (const LayerWeights& l : w.layers)
+    m.weight_bytes_per_token += l.wq.bytes() + l.wk.bytes() + l.wv.bytes() + l.wo.bytes() +
+                                l.w1.bytes() + l.w2.bytes() + l.w3.bytes();
+  return m;
+}
+
+}  // namespace r1pi

@@ -1,0 +1,42 @@
+#include "runtime/step_timings.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "common/error.h"
+
+namespace r1pi {
+
+TimedTokenSource::TimedTokenSource(TokenSource& inner, std::function<void(const Step&)> on_step,
+                                   std::function<StepCost()> last_cost)
+    : inner_(inner), on_step_(std::move(on_step)), last_cost_(std::move(last_cost)) {}
+
+int32_t TimedTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler* sampler) {
+  const auto start = std::chrono::steady_clock::now();
+  const int32_t token = inner_.forward(tokens, B, pos, sampler);
+  Step step{pos, B, {}};
+  if (last_cost_)
+    step.cost = last_cost_();
+  else
+    step.cost.pred_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  on_step_(step);
+  return token;
+}
+
+TimingsCsv::TimingsCsv(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "w")) {
+  if (!file_) throw Error(path + ": cannot write the timings file: " + std::strerror(errno));
+  std::fprintf(file_, "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes\n");
+}
+
+TimingsCsv::~TimingsCsv() { std::fclose(file_); }
+
+void TimingsCsv::write(const Step& s) {
+  // %.4f: microsecond resolution, which a tiny model's forwards need.
+  if (std::fprintf(file_, "%d,%d,%.4f,%.4f,%llu,%llu\n", s.pos, s.tokens, s.cost.pred_seconds * 1e3,
+                   s.cost.sync_seconds * 1e3, (unsigned long long)s.cost.sent,
+                   (unsigned long long)s.cost.received) < 0)
+    throw Error(path_ + ": cannot write the timings file");
+}
+
+}  // namespace r1pi

@@ -1,0 +1,58 @@
+// Per-forward timings of a generation: what each forward pass cost (Pred: compute, Sync: waiting
+// for and exchanging with the other ranks) and the bytes it moved, for `r1pi --timings FILE.csv`
+// and for r1pi-bench. The generation loop stays unaware: a token source is wrapped.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "runtime/token_source.h"
+
+namespace r1pi {
+
+struct StepCost {
+  double pred_seconds = 0;
+  double sync_seconds = 0;
+  uint64_t sent = 0;       // bytes this rank sent to the others
+  uint64_t received = 0;   // bytes it received from them
+};
+
+struct Step {
+  int pos = 0;      // position of the forward's first token
+  int tokens = 0;   // tokens fed in this forward
+  StepCost cost;
+};
+
+// Forwards to `inner` and reports every forward to on_step. last_cost says what the inner source's
+// last forward cost (a multi-rank source knows its Sync share); without it the forward's wall time
+// is all Pred (one rank exchanges nothing).
+class TimedTokenSource final : public TokenSource {
+ public:
+  TimedTokenSource(TokenSource& inner, std::function<void(const Step&)> on_step,
+                   std::function<StepCost()> last_cost = {});
+  int n_ctx() const override { return inner_.n_ctx(); }
+  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override;
+
+ private:
+  TokenSource& inner_;
+  std::function<void(const Step&)> on_step_;
+  std::function<StepCost()> last_cost_;
+};
+
+// One CSV row per forward: pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes. Throws r1pi::Error
+// when the file cannot be written.
+class TimingsCsv {
+ public:
+  explicit TimingsCsv(const std::string& path);
+  ~TimingsCsv();
+  TimingsCsv(const TimingsCsv&) = delete;
+  TimingsCsv& operator=(const TimingsCsv&) = delete;
+  void write(const Step& step);
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace r1pi
