@@ -22,6 +22,12 @@ struct RunOptions {
   int ctx_size = 0;            // 0: min(trained, 4096)
   int batch_size = 64;
   bool no_bos = false;
+  // Speculative decoding (rank 0 drafts; see src/specdec).
+  bool spec = true;
+  int spec_max = 15;             // the longest draft
+  int spec_min_ngram = 1;        // n-gram lengths the drafter matches
+  int spec_max_ngram = 4;
+  std::string spec_cost;         // c(B) from this file instead of the cache or a measurement
   // Multi-rank jobs.
   std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices

@@ -7,6 +7,7 @@
 #include "model/model_loader.h"
 #include "runtime/generator.h"
 #include "runtime/run_options.h"
+#include "runtime/token_source.h"
 
 namespace r1pi {
 
@@ -18,6 +19,12 @@ void print_banner(const LoadedModel& model, const RunOptions& options, int n_ctx
 // Streams generated text to stdout as it comes.
 void print_text(const std::string& text);
 void print_summary(const GenerationResult& result);
+// The generation options of a run: sampling, the budget and, with --spec, the drafter's settings
+// and the cost curve (from --spec-cost, the cache, or measured now through source).
+GenerationOptions generation_options(const RunOptions& options, TokenSource& source,
+                                     const std::string& fingerprint_hex, int n_ranks, int threads);
+// The model fingerprint of the file at path, in hex (the key of its cached cost curve).
+std::string fingerprint_of(const std::string& path);
 
 // The whole job on this process (one rank).
 int run_single_rank(const RunOptions& options);

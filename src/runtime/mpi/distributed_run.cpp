@@ -134,7 +134,8 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
     return 1;
   }
   print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
-  GenerationOptions gen{o.n_predict, o.batch_size, o.sampler};
+  const GenerationOptions gen =
+      generation_options(o, source, fingerprint_of(o.model_path), n_ranks, pool.size());
   const GenerationResult result = generate(source, *model.tokenizer, prompt, gen, print_text);
   source.stop(0);
   print_summary(result);
