@@ -161,6 +161,22 @@ TEST(DraftPolicy, RespectsTheCostCurveShape) {
   EXPECT_EQ(policy.choose(1, 15), 3);
 }
 
+// Positions past the longest draft so far count as good as the last one tried: a run of full
+// acceptances lengthens the drafts to where the cost curve says stop (here a 1B shape on one
+// thread of the test machine, c(2) = 1.42: k = 1 alone gives 1.41 tokens per unit, k = 3 1.75).
+TEST(DraftPolicy, GrowsTheDraftWhileEverythingIsAccepted) {
+  DraftPolicy policy(CostCurve::from_points({{1, 1}, {2, 1.42}, {3, 1.88}, {4, 2.28}, {5, 2.96},
+                                             {8, 4.54}, {16, 9.74}}),
+                     15, 1, 4);
+  int k = 0;
+  for (int step = 0; step < 40; ++step) {
+    k = policy.choose(4, 15);
+    if (k > 0) policy.record(4, k, k);
+  }
+  EXPECT_GE(k, 3);
+  EXPECT_GT(policy.value(4, k), 1.6);
+}
+
 // On random tokens the drafts fail: the policy falls to plain decoding and drafts only the
 // probes; when the text turns repetitive it drafts again within a few probes.
 TEST(DraftPolicy, FallsToZeroOnRandomTokensAndRecoversOnRepetition) {

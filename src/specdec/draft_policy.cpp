@@ -12,7 +12,15 @@ DraftPolicy::DraftPolicy(CostCurve cost, int max_draft, int min_n, int max_n)
   if (max_draft < 1) throw Error("--spec-max " + std::to_string(max_draft) + ": give at least 1");
   max_draft_ = std::max(max_draft_, 0);
   q_.assign(size_t(max_n - min_n + 1), std::vector<double>(size_t(std::max(max_draft_, 1)), kPrior));
+  tried_.assign(q_.size(), std::vector<bool>(q_[0].size(), false));
   idle_steps_.assign(q_.size(), 0);
+}
+
+double DraftPolicy::acceptance(int n, int position) const {
+  const size_t row = size_t(n - min_n_);
+  int i = position - 1;
+  while (i > 0 && !tried_[row][size_t(i)]) --i;
+  return tried_[row][size_t(i)] ? q_[row][size_t(i)] : kPrior;
 }
 
 double DraftPolicy::value(int n, int k) const {
@@ -47,6 +55,8 @@ void DraftPolicy::record(int n, int drafted, int accepted) {
   // rejection say nothing about their own odds.
   for (int i = 1; i <= std::min(drafted, accepted + 1) && i <= int(q.size()); ++i) {
     const double seen = i <= accepted ? 1.0 : 0.0;
+    if (!tried_[size_t(n - min_n_)][size_t(i - 1)]) q[size_t(i - 1)] = acceptance(n, i);
+    tried_[size_t(n - min_n_)][size_t(i - 1)] = true;
     q[size_t(i - 1)] += kRate * (seen - q[size_t(i - 1)]);
   }
 }

@@ -1,7 +1,9 @@
 // How many tokens to draft: the k that maximises the expected tokens per unit of forward time,
 //   value(k) = (1 + E[accepted | k]) / c(1 + k),   E[accepted | k] = sum_{j<=k} prod_{i<=j} q_i,
 // where q_i is the running estimate of P(draft position i is accepted | positions before it were),
-// kept per matched n-gram length (a long match predicts better than a short one). Plain decoding
+// kept per matched n-gram length (a long match predicts better than a short one). A position never
+// tried yet is taken to be as good as the one before it (else a draft that never grew past k
+// would never learn that k + 1 pays). Plain decoding
 // is value(0) = 1: a draft is made only when some k beats it. While nothing pays, one token is
 // drafted every kProbeInterval steps, so that a passage that turns repetitive is noticed.
 #pragma once
@@ -25,12 +27,13 @@ class DraftPolicy {
   // After verification: of the drafted tokens, the first `accepted` were the model's own picks.
   void record(int n, int drafted, int accepted);
   double value(int n, int k) const;
-  double acceptance(int n, int position) const { return q_[size_t(n - min_n_)][size_t(position - 1)]; }
+  double acceptance(int n, int position) const;
 
  private:
   CostCurve cost_;
   int max_draft_, min_n_;
   std::vector<std::vector<double>> q_;     // q_[n - min_n][i - 1]
+  std::vector<std::vector<bool>> tried_;   // whether q_[n - min_n][i - 1] has seen a draft
   std::vector<int> idle_steps_;           // steps since the last draft, per n
 };
 
