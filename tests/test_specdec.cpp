@@ -138,6 +138,13 @@ TEST(DraftPolicy, RespectsTheLimit) {
   EXPECT_EQ(short_curve.choose(1, 40), 4);  // the curve knows B up to 5 only
 }
 
+// Failed probes may cost at most half a percent: one every 16 steps where c(2) = 1.08, one every
+// 200 where c(2) = 2.
+TEST(DraftPolicy, ProbesCostLittle) {
+  EXPECT_EQ(DraftPolicy(big_model_cost(), 15, 1, 4).probe_interval(), 16);
+  EXPECT_EQ(DraftPolicy(CostCurve::from_points({{1, 1}, {2, 2}}), 15, 1, 4).probe_interval(), 200);
+}
+
 TEST(DraftPolicy, NeverDraftsWhenABatchCostsItsLength) {
   // c(B) = B (a tiny model): even certain acceptance gives (1 + k) / (1 + k) = 1, no gain.
   std::vector<std::pair<int, double>> linear;
@@ -145,7 +152,7 @@ TEST(DraftPolicy, NeverDraftsWhenABatchCostsItsLength) {
   DraftPolicy policy(CostCurve::from_points(linear), 15, 1, 4);
   for (int step = 0; step < 200; ++step) {
     const int k = policy.choose(3, 15);
-    if ((step + 1) % DraftPolicy::kProbeInterval == 0) {
+    if ((step + 1) % policy.probe_interval() == 0) {
       EXPECT_EQ(k, 1) << "a probe at step " << step;
     } else {
       EXPECT_EQ(k, 0) << step;
@@ -195,8 +202,8 @@ TEST(DraftPolicy, FallsToZeroOnRandomTokensAndRecoversOnRepetition) {
     if (step >= steps / 2 && !draft.empty()) ++drafting_steps;
     spec.push(next);
   }
-  // Only probes (one in kProbeInterval steps per n-gram length), and the lucky ones that follow.
-  EXPECT_LT(drafting_steps, (steps / 2) * 2 / DraftPolicy::kProbeInterval) << drafting_steps;
+  // Only probes (one in probe_interval() steps), and the lucky ones that follow.
+  EXPECT_LT(drafting_steps, (steps / 2) * 2 / spec.policy().probe_interval()) << drafting_steps;
 
   // Now a loop of 12 tokens: the model picks what the loop says.
   const std::vector<int32_t> loop = {40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51};

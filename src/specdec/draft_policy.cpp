@@ -1,6 +1,7 @@
 #include "specdec/draft_policy.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/error.h"
 
@@ -13,7 +14,8 @@ DraftPolicy::DraftPolicy(CostCurve cost, int max_draft, int min_n, int max_n)
   max_draft_ = std::max(max_draft_, 0);
   q_.assign(size_t(max_n - min_n + 1), std::vector<double>(size_t(std::max(max_draft_, 1)), kPrior));
   tried_.assign(q_.size(), std::vector<bool>(q_[0].size(), false));
-  idle_steps_.assign(q_.size(), 0);
+  const double probe_cost = cost_.max_batch() >= 2 ? cost_.at(2) - 1 : 0;
+  probe_interval_ = std::max(kMinProbeInterval, int(std::ceil(probe_cost / kProbeBudget - 1e-9)));
 }
 
 double DraftPolicy::acceptance(int n, int position) const {
@@ -42,9 +44,8 @@ int DraftPolicy::choose(int n, int limit) {
     const double v = value(n, k);
     if (v > best_value) best = k, best_value = v;
   }
-  int& idle = idle_steps_[size_t(n - min_n_)];
-  if (best == 0 && ++idle >= kProbeInterval) best = 1;
-  if (best > 0) idle = 0;
+  if (best == 0 && ++idle_steps_ >= probe_interval_) best = 1;
+  if (best > 0) idle_steps_ = 0;
   return best;
 }
 

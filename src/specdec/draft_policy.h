@@ -5,7 +5,8 @@
 // tried yet is taken to be as good as the one before it (else a draft that never grew past k
 // would never learn that k + 1 pays). Plain decoding
 // is value(0) = 1: a draft is made only when some k beats it. While nothing pays, one token is
-// drafted every kProbeInterval steps, so that a passage that turns repetitive is noticed.
+// drafted every probe_interval() steps, so that a passage that turns repetitive is noticed; the
+// interval is long enough that failed probes cost at most kProbeBudget of the decoding time.
 #pragma once
 #include <vector>
 
@@ -15,7 +16,8 @@ namespace r1pi {
 
 class DraftPolicy {
  public:
-  static constexpr int kProbeInterval = 16;
+  static constexpr int kMinProbeInterval = 16;
+  static constexpr double kProbeBudget = 0.005;  // (c(2) - 1) / interval
   static constexpr double kPrior = 0.5;    // q_i before anything is seen: worth a first try
   static constexpr double kRate = 0.15;    // weight of the newest observation in q_i
 
@@ -28,13 +30,15 @@ class DraftPolicy {
   void record(int n, int drafted, int accepted);
   double value(int n, int k) const;
   double acceptance(int n, int position) const;
+  int probe_interval() const { return probe_interval_; }
 
  private:
   CostCurve cost_;
   int max_draft_, min_n_;
   std::vector<std::vector<double>> q_;     // q_[n - min_n][i - 1]
   std::vector<std::vector<bool>> tried_;   // whether q_[n - min_n][i - 1] has seen a draft
-  std::vector<int> idle_steps_;           // steps since the last draft, per n
+  int probe_interval_;
+  int idle_steps_ = 0;                     // steps since the last draft
 };
 
 }  // namespace r1pi
