@@ -5,8 +5,10 @@
 #   quoting     the prompt holds a story and the output copies it: the model's own greedy
 #               continuation of "Once upon a time", then "Once upon a time" again
 #   sampled     --temp 1.5 --top-k 40: text that does not repeat
-# Prints one row per (np, kind): plain and speculative decode tok/s, the speedup, acceptance,
-# tokens per step, whether the sha256 matched, and the cost curve used (measured at the first
+# Prints one row per (np, kind): plain and speculative decode tok/s, the speedup, the speedup the
+# cost curve predicts for the steps taken (sum of c(B) over the forwards against one forward per
+# token: free of the machine's noise), acceptance, tokens per step, whether the sha256 matched,
+# and the cost curve used (measured at the first
 # speculative run for that rank count and cached in $R1PI_CACHE_DIR, default bench-spec-cache/).
 # Environment: N (tokens, 96), THREADS (per rank, 1), R1PI_BIN (build), EXTRA (more r1pi flags).
 # A benchmark, not a test: the speedups vary with the machine's load; the sha256 may not.
@@ -43,7 +45,7 @@ story=$(cat "$work/story.out")
 quote_prompt="Once upon a time${story}
 Once upon a time"
 
-printf '%-3s %-10s %9s %9s %7s %7s %6s %5s  %s\n' np text plain spec speedup accept tok/st sha "cost curve"
+printf '%-3s %-10s %9s %9s %7s %7s %7s %6s %5s  %s\n' np text plain spec speedup by-c(B) accept tok/st sha "cost curve"
 for np in "${nps[@]}"; do
   for kind in repetitive quoting sampled; do
     case $kind in
@@ -57,10 +59,11 @@ for np in "${nps[@]}"; do
     line=$(grep '^spec: ' "$work/spec")
     accept=$(echo "$line" | sed -n 's/.*(\([0-9.]*%\)).*/\1/p')
     per_step=$(echo "$line" | sed -n 's/.* \([0-9.]*\) tokens\/step.*/\1/p')
-    curve=$(echo "$line" | sed -n 's/.*tokens\/step, cost \(.*\) (.*/\1/p')
+    model_x=$(echo "$line" | sed -n 's/.* \([0-9.]*\)x by the cost curve.*/\1/p')
+    curve=$(echo "$line" | sed -n 's/.*by the cost curve, cost \(.*\) (.*/\1/p')
     same=no
     [ "$(sha "$work/plain")" = "$(sha "$work/spec")" ] && same=yes
-    printf '%-3s %-10s %9s %9s %6.2fx %7s %6s %5s  %s\n' "$np" "$kind" "$plain" "$spec" \
-      "$(echo "$spec / $plain" | bc -l)" "$accept" "$per_step" "$same" "$curve"
+    printf '%-3s %-10s %9s %9s %6.2fx %6sx %7s %6s %5s  %s\n' "$np" "$kind" "$plain" "$spec" \
+      "$(echo "$spec / $plain" | bc -l)" "$model_x" "$accept" "$per_step" "$same" "$curve"
   done
 done

@@ -210,9 +210,8 @@ std::string model_with_nan_scale(const std::string& name, const std::string& ten
 // NaN weights used to go unnoticed: greedy printed token 0 for ever (NaN logits) or noise (NaN in
 // a layer, rounded away by the next Q8_0 quantisation), and exited 0.
 TEST(Cli, NanWeightsAreFound) {
-  // (--no-spec: else the cost curve's measurement, before the prompt, meets the NaN first.)
   expect_error("-m " + model_with_nan_scale("cli-nan-out", "output.weight", offsetof(block_q6_K, d)) +
-                   " -p hi -n 4 --temp 0 -t 1 --no-spec",
+                   " -p hi -n 4 --temp 0 -t 1",
                "error: a logit (of rows 0..511) at position 2 is NaN: the model's weights hold NaN");
   expect_error("-m " + model_with_nan_scale("cli-nan-w2", "blk.1.ffn_down.weight", offsetof(block_q4_0, d)) +
                    " -p hi -n 4 --temp 0 -t 1",

@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   app.add_flag("--no-bos", o.no_bos, "do not prepend the BOS token");
   auto* spec = "speculative decoding (rank 0 drafts from the history; the output is the same)";
-  app.add_flag("--spec,!--no-spec", o.spec, "speculative decoding on (default) or off")->group(spec);
+  app.add_flag("--spec,!--no-spec", o.spec, "speculative decoding on or off (default)")->group(spec);
   app.add_option("--spec-max", o.spec_max, "the longest draft in tokens")->check(CLI::Range(1, 63))->group(spec);
   app.add_option("--spec-ngram", spec_ngram, "n-gram lengths MIN:MAX the drafter matches")->group(spec);
   app.add_option("--spec-cost", o.spec_cost, "cost curve file ('B cost' lines) instead of measuring")

@@ -30,23 +30,24 @@ std::vector<int> batches_to_measure(int max_batch) {
 
 CostCurve measure_cost_curve(TokenSource& source, const Sampler& sampler, int max_batch) {
   max_batch = std::min(max_batch, source.n_ctx());
-  // Repetitions: at least 3 of each B and about 50 ms of it, keeping the fastest (the machine's
-  // noise only ever adds time); at most 20.
-  constexpr int kMinRuns = 3, kMaxRuns = 20;
+  // Rounds over every B, at least 3 and until each B had about 50 ms (at most 20), keeping each
+  // B's fastest time: the machine's noise only ever adds time, and a round that a busy moment
+  // slows touches every B alike.
+  constexpr int kMinRounds = 3, kMaxRounds = 20;
   constexpr double kSecondsPerBatch = 0.05;
-  const std::vector<int32_t> warm_up(1, 0);
-  seconds_of(source, sampler, warm_up);
-  std::vector<std::pair<int, double>> points;
-  for (int B : batches_to_measure(max_batch)) {
-    const std::vector<int32_t> tokens(size_t(B), 0);
-    double best = 1e30, spent = 0;
-    for (int run = 0; run < kMaxRuns && (run < kMinRuns || spent < kSecondsPerBatch); ++run) {
-      const double s = seconds_of(source, sampler, tokens);
-      best = std::min(best, s);
-      spent += s;
+  seconds_of(source, sampler, std::vector<int32_t>(1, 0));  // warm-up
+  const std::vector<int> batches = batches_to_measure(max_batch);
+  std::vector<double> best(batches.size(), 1e30), spent(batches.size(), 0);
+  for (int round = 0; round < kMaxRounds; ++round) {
+    if (round >= kMinRounds && *std::min_element(spent.begin(), spent.end()) >= kSecondsPerBatch) break;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      const double s = seconds_of(source, sampler, std::vector<int32_t>(size_t(batches[i]), 0));
+      best[i] = std::min(best[i], s);
+      spent[i] += s;
     }
-    points.emplace_back(B, std::max(best, 1e-9));
   }
+  std::vector<std::pair<int, double>> points;
+  for (size_t i = 0; i < batches.size(); ++i) points.emplace_back(batches[i], std::max(best[i], 1e-9));
   // A measured B = 3 faster than B = 2 is noise: a longer batch never costs less.
   for (size_t i = 1; i < points.size(); ++i) points[i].second = std::max(points[i].second, points[i - 1].second);
   return CostCurve::from_points(points);

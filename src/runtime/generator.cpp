@@ -87,6 +87,7 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     const std::vector<int32_t> draft = speculator ? speculator->draft(limit) : std::vector<int32_t>{};
     ++result.spec.steps;
     if (draft.empty()) {
+      result.spec.cost += 1;
       token = model.forward(&token, 1, pos++, &sampler);
       ++result.decode_tokens;
       done = keep(token);
@@ -98,6 +99,7 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     size_t accepted = 0;
     while (accepted < draft.size() && draft[accepted] == picks[accepted]) ++accepted;
     speculator->record(int(draft.size()), int(accepted));
+    result.spec.cost += options.spec.cost.at(int(fed.size()));
     result.spec.drafted += int(draft.size());
     result.spec.accepted += int(accepted);
     if (options.on_spec_step) options.on_spec_step(int(draft.size()), int(accepted));

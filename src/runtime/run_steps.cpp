@@ -57,10 +57,11 @@ void print_summary(const GenerationResult& r) {
   if (r.speculative) {
     const SpecStats& s = r.spec;
     std::fprintf(stderr,
-                 "spec: drafted %d, accepted %d (%.1f%%), %d steps, %.2f tokens/step, cost %s (%s)\n",
+                 "spec: drafted %d, accepted %d (%.1f%%), %d steps, %.2f tokens/step, %.2fx by the "
+                 "cost curve, cost %s (%s)\n",
                  s.drafted, s.accepted, s.drafted ? 100.0 * s.accepted / s.drafted : 0.0, s.steps,
-                 s.steps ? double(r.decode_tokens) / s.steps : 0.0, r.spec_cost.c_str(),
-                 r.spec_cost_origin.c_str());
+                 s.steps ? double(r.decode_tokens) / s.steps : 0.0,
+                 s.cost > 0 ? r.decode_tokens / s.cost : 1.0, r.spec_cost.c_str(), r.spec_cost_origin.c_str());
   }
   std::fprintf(stderr, "sha256: %s\n", token_ids_sha256(r.generated).c_str());
 }

@@ -16,7 +16,7 @@ namespace r1pi {
 
 struct SpecOptions {
   bool enabled = false;
-  int max_draft = 15;   // --spec-max
+  int max_draft = 8;    // --spec-max
   int min_ngram = 1;    // --spec-ngram MIN:MAX
   int max_ngram = 4;
   CostCurve cost;       // c(B), measured or from --spec-cost
@@ -27,6 +27,7 @@ struct SpecStats {
   int drafted = 0;      // draft tokens verified
   int accepted = 0;     // of them, equal to the model's picks
   int steps = 0;        // decode forwards, with or without a draft
+  double cost = 0;      // those forwards' time by the cost curve, in units of a 1-token forward
 };
 
 class Speculator {
