@@ -4,7 +4,8 @@
 #     is drafted and verified), also with -t 2 and another batch size, and with the curve measured
 #     at start-up (the default);
 #   - sampled (--temp 1.5, --seed 42, --top-k 40 and --top-k 0): --no-spec against --spec, flat;
-#   - the runs that speculate print a spec: line with drafts, and with --check-ranks every rank
+#   - the runs that speculate print a spec: line with drafts (and with --timings a line per step
+#     whose drafts add up to it), and with --check-ranks every rank
 #     held the same hidden states after every layer of every forward, verifications included.
 # MODEL: a file in $R1PI_MPI_MODELS, or a path.
 source "$(dirname "$0")/lib.sh"
@@ -33,7 +34,13 @@ run greedy-plain --temp 0 --no-spec -t 1
 ref=$sha
 [ -n "$ref" ] || die "the plain greedy run failed"
 grep -q '^spec: ' "$work/greedy-plain.log" && fail "--no-spec printed a spec: line"
-same "$ref" greedy-spec --temp 0 "${flat[@]}" -t 1
+same "$ref" greedy-spec --temp 0 "${flat[@]}" -t 1 --timings
+# --timings: a line per step with a draft, as many as the summary's drafts add up to.
+# (grep -a: a random model's text may hold any byte; -o: stdout's text may share the line.)
+drafted=$(grep -ao 'spec step: drafted [0-9]*' "$work/greedy-spec.log" | awk '{ s += $4 } END { print s + 0 }')
+total=$(grep -a '^spec: drafted ' "$work/greedy-spec.log" | sed -n 's/^spec: drafted \([0-9]*\),.*/\1/p')
+[ -n "$total" ] && [ "${drafted:-0}" = "$total" ] && pass "--timings shows every step's draft ($total tokens)" ||
+  fail "--timings: the spec step lines add up to ${drafted:-0} drafted tokens, the summary says '$total'"
 same "$ref" greedy-spec-t2-b3 --temp 0 "${flat[@]}" -t 2 -b 3
 run greedy-spec-measured --temp 0 -t 1
 [ -z "$sha" ] || { [ "$sha" = "$ref" ] && pass "greedy with the measured cost curve: same sha256" ||
