@@ -45,7 +45,7 @@ story=$(cat "$work/story.out")
 quote_prompt="Once upon a time${story}
 Once upon a time"
 
-printf '%-3s %-10s %9s %9s %7s %7s %7s %6s %5s  %s\n' np text plain spec speedup by-c(B) accept tok/st sha "cost curve"
+printf '%-3s %-10s %9s %9s %7s %7s %7s %6s %5s  %s\n' np text plain spec speedup 'by-c(B)' accept tok/st sha "cost curve"
 for np in "${nps[@]}"; do
   for kind in repetitive quoting sampled; do
     case $kind in
