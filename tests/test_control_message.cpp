@@ -41,9 +41,23 @@ TEST(ControlMessage, RefusesCorruptedOrForeignMessages) {
   m.seal();
   EXPECT_EQ(m.problem(512, 300), "token id 300 out of range");
   m = forward(0, 1);
-  m.version = 2;
+  m.version = 1;  // before speculative decoding's pick_rows
   m.seal();
-  EXPECT_NE(m.problem(512, 300).find("version 2"), std::string::npos);
+  EXPECT_NE(m.problem(512, 300).find("version 1"), std::string::npos);
+}
+
+// Verification asks for the picks of every row of the batch; any other count is refused.
+TEST(ControlMessage, PicksForTheLastRowOrEveryRow) {
+  ControlMessage m = forward(10, 5);
+  m.pick_rows = 5;
+  m.seal();
+  EXPECT_EQ(m.problem(512, 300), "");
+  m.pick_rows = 3;
+  m.seal();
+  EXPECT_EQ(m.problem(512, 300), "pick_rows 3: 1 or the 5 tokens");
+  m.pick_rows = 0;
+  m.seal();
+  EXPECT_NE(m.problem(512, 300), "");
 }
 
 // A receiver sizes the second broadcast from n_extra_tokens(), and only after problem() accepted

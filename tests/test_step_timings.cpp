@@ -29,6 +29,10 @@ class FixedSource final : public TokenSource {
     ++forwards;
     return token_;
   }
+  std::vector<int32_t> forward_each(const int32_t*, int B, int, const Sampler&) override {
+    ++forwards;
+    return std::vector<int32_t>(size_t(B), token_);
+  }
   int forwards = 0;
 
  private:
@@ -68,6 +72,23 @@ TEST(TimedTokenSource, ReportsEachForwardWithTheInnerSourcesCost) {
   EXPECT_EQ(steps[1].cost.received, 400u);
 }
 
+// A verification counts its accepted drafts: the drafts before the first that differs from the
+// pick before it (the source picks 7 everywhere).
+TEST(TimedTokenSource, AVerificationCountsItsAcceptedDrafts) {
+  FixedSource inner(7);
+  std::vector<Step> steps;
+  TimedTokenSource timed(inner, [&](const Step& s) { steps.push_back(s); });
+  const Sampler greedy(SamplerParams{.temperature = 0});
+  const int32_t tokens[5] = {1, 7, 7, 3, 7};
+  EXPECT_EQ(timed.forward_each(tokens, 5, 10, greedy), std::vector<int32_t>(5, 7));
+  EXPECT_EQ(timed.forward_each(tokens, 1, 15, greedy), std::vector<int32_t>(1, 7));
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].pos, 10);
+  EXPECT_EQ(steps[0].tokens, 5);
+  EXPECT_EQ(steps[0].accepted, 2);
+  EXPECT_EQ(steps[1].accepted, 0);
+}
+
 TEST(TimedTokenSource, WithoutACostTheWallTimeIsAllPred) {
   FixedSource inner(7);
   Step step;
@@ -85,9 +106,11 @@ TEST(TimingsCsv, WritesAHeaderAndOneRowPerStep) {
   {
     TimingsCsv csv(path);
     csv.write({4, 1, {0.0125, 0.0005, 2176, 4352}});
+    csv.write({5, 3, {0.0250, 0, 0, 0}, 2});
   }
   EXPECT_EQ(test::read_file(path),
-            "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes\n4,1,12.5000,0.5000,2176,4352\n");
+            "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted\n4,1,12.5000,0.5000,2176,4352,0\n"
+            "5,3,25.0000,0.0000,0,0,2\n");
   EXPECT_NE(test::error_of([] { TimingsCsv("/nonexistent/dir/t.csv"); }).find("/nonexistent/dir/t.csv"),
             std::string::npos);
 }
@@ -103,7 +126,7 @@ TEST(TimingsCli, R1piWritesOneRowPerForward) {
   std::istringstream in(test::read_file(path));
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes");
+  EXPECT_EQ(line, "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted");
   std::vector<std::pair<int, int>> rows;
   while (std::getline(in, line)) {
     int pos = 0, tokens = 0;

@@ -55,6 +55,21 @@ uint64_t parse_seed(const std::string& text) {
   return seed;
 }
 
+// --spec-ngram MIN:MAX, 1 <= MIN <= MAX <= 16.
+void parse_ngram_range(const std::string& text, r1pi::RunOptions& o) {
+  const size_t colon = text.find(':');
+  int lo = 0, hi = 0;
+  const char* end = text.data() + text.size();
+  const bool ok = colon != std::string::npos &&
+                  std::from_chars(text.data(), text.data() + colon, lo).ptr == text.data() + colon &&
+                  std::from_chars(text.data() + colon + 1, end, hi).ptr == end && colon > 0 &&
+                  colon + 1 < text.size();
+  if (!ok || lo < 1 || hi < lo || hi > 16)
+    throw r1pi::Error("--spec-ngram " + text + ": give MIN:MAX with 1 <= MIN <= MAX <= 16");
+  o.spec_min_ngram = lo;
+  o.spec_max_ngram = hi;
+}
+
 // The checks CLI11's range validators cannot make (NaN passes every comparison), and the cap on
 // threads: more threads than cores only slow every forward down.
 void check_options(r1pi::RunOptions& o) {
@@ -129,6 +144,7 @@ int main(int argc, char** argv) {
   std::string api_key_file, reasoning_format = "deepseek";
   std::string prompt_file;
   std::string seed = "-1";
+  std::string spec_ngram = "1:4";
   CLI::App app{"r1pi: runs Llama-family GGUF models (DeepSeek-R1-Distill-Llama and kin)"};
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
   auto* prompt = app.add_option("-p,--prompt", o.prompt, "prompt text");
@@ -148,6 +164,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   app.add_flag("--no-bos", o.no_bos, "do not prepend the BOS token");
   app.add_flag("--ignore-eos", o.ignore_eos, "generate past end-of-generation tokens");
+  auto* spec = "speculative decoding (rank 0 drafts from the history; the output is the same)";
+  app.add_flag("--spec,!--no-spec", o.spec, "speculative decoding on or off (default)")->group(spec);
+  app.add_option("--spec-max", o.spec_max, "the longest draft in tokens")->check(CLI::Range(1, 63))->group(spec);
+  app.add_option("--spec-ngram", spec_ngram, "n-gram lengths MIN:MAX the drafter matches")->group(spec);
+  app.add_option("--spec-cost", o.spec_cost, "cost curve file ('B cost' lines) instead of measuring")
+      ->group(spec);
   auto* mpi = "multi-rank (mpirun) options";
   app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather or allreduce")
       ->check(CLI::IsMember({"allgather", "allreduce"}))->group(mpi);
@@ -192,6 +214,7 @@ int main(int argc, char** argv) {
     if (!prompt_file.empty() && root) o.prompt = read_file(prompt_file);
     // Rank 0's seed is the one used: only rank 0 samples.
     o.sampler.seed = parse_seed(seed);
+    parse_ngram_range(spec_ngram, o);
     check_options(o);
     o.session = chat_mode || serve_mode;
     if (o.session && (!o.prompt.empty() || !prompt_file.empty()))

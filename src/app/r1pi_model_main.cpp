@@ -1,4 +1,5 @@
-// r1pi-model: make a random-weight Llama GGUF, import a llama2.c checkpoint, or show a GGUF file.
+// r1pi-model: make a random-weight Llama GGUF, import a llama2.c checkpoint, inflate a small model
+// into a big shape, or show a GGUF file.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -6,6 +7,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "tools/inflate.h"
 #include "tools/model_maker.h"
 
 namespace {
@@ -13,6 +15,16 @@ namespace {
 void add_size_option(CLI::App* cmd, const std::string& name, std::optional<uint32_t>& target,
                      const std::string& help) {
   cmd->add_option_function<uint32_t>(name, [&target](const uint32_t& v) { target = v; }, help);
+}
+
+// The shape flags that override a preset.
+void add_shape_options(CLI::App* cmd, r1pi::MakeOptions& o) {
+  add_size_option(cmd, "--dim", o.dim, "embedding size");
+  add_size_option(cmd, "--layers", o.n_layers, "transformer blocks");
+  add_size_option(cmd, "--heads", o.n_heads, "attention heads");
+  add_size_option(cmd, "--kv-heads", o.n_kv_heads, "key/value heads");
+  add_size_option(cmd, "--ffn", o.ffn_dim, "feed-forward size");
+  add_size_option(cmd, "--vocab", o.n_vocab, "vocabulary size");
 }
 
 void report_written(const std::string& path) {
@@ -32,12 +44,7 @@ int main(int argc, char** argv) {
   make_cmd->add_option("--preset", make.preset, "tiny, 1B or 8B (the other flags override it)")
       ->capture_default_str();
   make_cmd->add_option("-o,--output", make_out, "GGUF file to write")->required();
-  add_size_option(make_cmd, "--dim", make.dim, "embedding size");
-  add_size_option(make_cmd, "--layers", make.n_layers, "transformer blocks");
-  add_size_option(make_cmd, "--heads", make.n_heads, "attention heads");
-  add_size_option(make_cmd, "--kv-heads", make.n_kv_heads, "key/value heads");
-  add_size_option(make_cmd, "--ffn", make.ffn_dim, "feed-forward size");
-  add_size_option(make_cmd, "--vocab", make.n_vocab, "vocabulary size");
+  add_shape_options(make_cmd, make);
   add_size_option(make_cmd, "--ctx", make.n_ctx, "training context length (metadata)");
   make_cmd->add_option("--seed", make.seed, "weights are a function of the seed")->capture_default_str();
   make_cmd->add_option("--output-type", output_type, "output.weight type")
@@ -57,6 +64,22 @@ int main(int argc, char** argv) {
   import_cmd->add_option("CHECKPOINT", checkpoint, "llama2.c model .bin")->required();
   import_cmd->add_option("-o,--output", import_out, "GGUF file to write")->required();
   import_cmd->add_option("--tokenizer", tokenizer_bin, "llama2.c tokenizer.bin (default: placeholders)");
+
+  r1pi::MakeOptions inflate;
+  inflate.preset = "1B";
+  std::string small_model, inflate_out, inflate_type = "q4_0";
+  bool inflate_no_progress = false;
+  CLI::App* inflate_cmd = app.add_subcommand(
+      "inflate", "embed a small trained model, exactly, in a bigger shape (zero padding)");
+  inflate_cmd->add_option("SMALL", small_model, "the small model's GGUF file")->required();
+  inflate_cmd->add_option("--preset", inflate.preset, "the shape: tiny, 1B or 8B (flags below override it)")
+      ->capture_default_str();
+  inflate_cmd->add_option("-o,--output", inflate_out, "GGUF file to write")->required();
+  add_shape_options(inflate_cmd, inflate);
+  inflate_cmd->add_option("--type", inflate_type,
+                          "q4_0: as the presets (Q4_0 matrices, Q6_K output); f32: every weight exact")
+      ->check(CLI::IsMember({"q4_0", "f32"}, CLI::ignore_case))->capture_default_str();
+  inflate_cmd->add_flag("--no-progress", inflate_no_progress, "no progress line on stderr");
 
   std::string info_path;
   bool info_all = false;
@@ -80,6 +103,12 @@ int main(int argc, char** argv) {
     } else if (*import_cmd) {
       r1pi::import_llama2c(checkpoint, import_out, tokenizer_bin);
       report_written(import_out);
+    } else if (*inflate_cmd) {
+      inflate.progress = !inflate_no_progress;
+      if (CLI::detail::to_lower(inflate_type) == "f32")
+        inflate.matrix_type = inflate.output_type = r1pi::GgmlType::F32;
+      r1pi::inflate_model(small_model, inflate, inflate_out);
+      report_written(inflate_out);
     } else if (*info_cmd) {
       r1pi::print_model_info(info_path, info_all);
     }

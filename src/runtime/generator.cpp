@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <optional>
 
 #include "common/error.h"
 
@@ -31,6 +33,13 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   GenerationResult result;
   Sampler sampler(options.sampler);
   StreamDecoder decoder(tokenizer);
+  std::optional<Speculator> speculator;
+  if (options.spec.enabled) speculator.emplace(options.spec);
+  result.speculative = options.spec.enabled;
+  if (speculator) {
+    result.spec_cost = options.spec.cost.summary();
+    result.spec_cost_origin = options.spec.cost_origin;
+  }
 
   // ---- prefill: the prompt in batches, logits of the last token only ----
   auto start = std::chrono::steady_clock::now();
@@ -44,23 +53,32 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     const int B = std::min(batch, n_prompt - pos);
     token = model.forward(prompt.data() + pos, B, pos, pos + B == n_prompt ? &sampler : nullptr);
   }
+  if (speculator)
+    for (int32_t t : prompt) speculator->push(t);
   result.prefill_tokens = n_prompt - options.n_cached;
   result.prefill_seconds = seconds_since(start);
 
-  // ---- decode: sample, show, feed back ----
-  start = std::chrono::steady_clock::now();
-  int pos = n_prompt;
-  for (;;) {
-    result.generated.push_back(token);
-    if (!options.ignore_eos && tokenizer.is_end_of_generation(token)) {
+  // Takes a chosen token; true when generation ends with it.
+  auto keep = [&](int32_t t) {
+    result.generated.push_back(t);
+    if (speculator) speculator->push(t);
+    if (!options.ignore_eos && tokenizer.is_end_of_generation(t)) {
       result.stop_reason = "eog";
-      break;
+      return true;
     }
-    if (on_text) on_text(decoder.push(token));
+    if (on_text) on_text(decoder.push(t));
     if (options.n_predict > 0 && int(result.generated.size()) >= options.n_predict) {
       result.stop_reason = "n_predict";
-      break;
+      return true;
     }
+    return false;
+  };
+
+  // ---- decode: `token` goes to position pos; feed it (and a draft), choose what follows ----
+  start = std::chrono::steady_clock::now();
+  int pos = n_prompt;
+  bool done = keep(token);
+  while (!done) {
     if (pos >= model.n_ctx()) {
       result.stop_reason = "context full";
       break;
@@ -69,8 +87,38 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
       result.stop_reason = "cancelled";
       break;
     }
-    token = model.forward(&token, 1, pos++, &sampler);
-    ++result.decode_tokens;
+    // A draft never runs past the context, nor past the tokens still wanted: the forward holds
+    // pos .. pos + k, and the step yields at most k + 1 tokens.
+    const int wanted = options.n_predict > 0 ? options.n_predict - int(result.generated.size()) : INT_MAX;
+    const int limit = std::min(model.n_ctx() - 1 - pos, wanted - 1);
+    const std::vector<int32_t> draft = speculator ? speculator->draft(limit) : std::vector<int32_t>{};
+    ++result.spec.steps;
+    if (draft.empty()) {
+      result.spec.cost += 1;
+      token = model.forward(&token, 1, pos++, &sampler);
+      ++result.decode_tokens;
+      done = keep(token);
+      continue;
+    }
+    std::vector<int32_t> fed{token};
+    fed.insert(fed.end(), draft.begin(), draft.end());
+    const std::vector<int32_t> picks = model.forward_each(fed.data(), int(fed.size()), pos, sampler);
+    size_t accepted = 0;
+    while (accepted < draft.size() && draft[accepted] == picks[accepted]) ++accepted;
+    speculator->record(int(draft.size()), int(accepted));
+    result.spec.cost += options.spec.cost.at(int(fed.size()));
+    result.spec.drafted += int(draft.size());
+    result.spec.accepted += int(accepted);
+    if (options.on_spec_step) options.on_spec_step(int(draft.size()), int(accepted));
+    // picks[0 .. accepted] are the tokens at pos + 1 .. pos + accepted + 1; the cache already
+    // holds the accepted drafts (pos + 1 .. pos + accepted), and what it holds past them is
+    // overwritten by later forwards before anything reads it.
+    for (size_t i = 0; i <= accepted && !done; ++i) {
+      ++pos;
+      ++result.decode_tokens;
+      token = picks[i];
+      done = keep(token);
+    }
   }
   if (on_text) on_text(decoder.flush());
   result.decode_seconds = seconds_since(start);

@@ -1,5 +1,7 @@
-// The generation loop on the rank that owns the prompt: prefill in batches, then sample and feed
-// one token at a time until end-of-generation, the token budget or a full context.
+// The generation loop on the rank that owns the prompt: prefill in batches, then choose and feed
+// tokens until end-of-generation, the token budget or a full context. With speculative decoding a
+// decode step feeds the last token and a draft in one forward and keeps the draft's longest prefix
+// that the model itself picks, plus the model's pick after it: the same tokens as one at a time.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -8,6 +10,7 @@
 
 #include "runtime/token_source.h"
 #include "sampling/sampler.h"
+#include "specdec/speculator.h"
 #include "tokenizer/tokenizer.h"
 
 namespace r1pi {
@@ -25,15 +28,22 @@ struct GenerationOptions {
   // Asked before every decode forward: true ends the generation (stop_reason "cancelled"), so a
   // closed connection, a stop string or Ctrl-C costs at most the token already being computed.
   std::function<bool()> cancelled{};
+  SpecOptions spec;      // speculative decoding (off unless spec.enabled)
+  // Called after every decode step with a draft: its length and how many of it were accepted.
+  std::function<void(int drafted, int accepted)> on_spec_step;
 };
 
 struct GenerationResult {
   std::vector<int32_t> generated;   // sampled ids, the end-of-generation id included
   int prefill_tokens = 0;
   double prefill_seconds = 0;
-  int decode_tokens = 0;            // single-token forward passes after the prefill
+  int decode_tokens = 0;            // tokens chosen after the prefill's (one forward each without
+                                    // speculation)
   double decode_seconds = 0;
   std::string stop_reason;          // "eog", "n_predict", "context full" or "cancelled"
+  bool speculative = false;         // spec.enabled was set
+  SpecStats spec;
+  std::string spec_cost, spec_cost_origin;  // the cost curve used, in one line, and its source
 };
 
 // Checks that the prompt and the requested tokens fit the context; throws r1pi::Error if not.

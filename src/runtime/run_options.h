@@ -24,6 +24,12 @@ struct RunOptions {
   bool no_bos = false;
   bool session = false;        // --chat or --serve: rank 0 runs a session (Session) instead of -p
   bool ignore_eos = false;     // generate past end-of-generation tokens
+  // Speculative decoding (rank 0 drafts; see src/specdec).
+  bool spec = false;  // off until a quiet machine shows it never loses (README, bench/README.md)
+  int spec_max = 8;              // the longest draft
+  int spec_min_ngram = 1;        // n-gram lengths the drafter matches
+  int spec_max_ngram = 4;
+  std::string spec_cost;         // c(B) from this file instead of the cache or a measurement
   // Multi-rank jobs.
   std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices

@@ -8,6 +8,9 @@
 #include "common/token_hash.h"
 #include "neon/kernels.h"
 #include "common/thread_pool.h"
+#include "gguf/gguf_file.h"
+#include "model/model_fingerprint.h"
+#include "runtime/cost_calibration.h"
 #include "runtime/token_source.h"
 
 namespace r1pi {
@@ -51,17 +54,53 @@ void print_summary(const GenerationResult& r) {
   std::fprintf(stderr, "decode: %d tokens, %.2f tok/s\n", r.decode_tokens,
                r.decode_tokens / std::max(r.decode_seconds, 1e-9));
   std::fprintf(stderr, "generated: %zu tokens (stop: %s)\n", r.generated.size(), r.stop_reason.c_str());
+  if (r.speculative) {
+    const SpecStats& s = r.spec;
+    std::fprintf(stderr,
+                 "spec: drafted %d, accepted %d (%.1f%%), %d steps, %.2f tokens/step, %.2fx by the "
+                 "cost curve, cost %s (%s)\n",
+                 s.drafted, s.accepted, s.drafted ? 100.0 * s.accepted / s.drafted : 0.0, s.steps,
+                 s.steps ? double(r.decode_tokens) / s.steps : 0.0,
+                 s.cost > 0 ? r.decode_tokens / s.cost : 1.0, r.spec_cost.c_str(), r.spec_cost_origin.c_str());
+  }
   std::fprintf(stderr, "sha256: %s\n", token_ids_sha256(r.generated).c_str());
 }
 
 GenerationResult run_generation(TokenSource& source, const std::function<StepCost()>& last_cost,
-                                const RunOptions& o, const Tokenizer& tokenizer,
-                                const std::vector<int32_t>& prompt) {
-  const GenerationOptions gen{o.n_predict, o.batch_size, o.sampler, o.ignore_eos};
-  if (o.timings_csv.empty()) return generate(source, tokenizer, prompt, gen, print_text);
-  TimingsCsv csv(o.timings_csv);
+                                const GenerationOptions& gen, const std::string& timings_csv,
+                                const Tokenizer& tokenizer, const std::vector<int32_t>& prompt) {
+  if (timings_csv.empty()) return generate(source, tokenizer, prompt, gen, print_text);
+  TimingsCsv csv(timings_csv);
   TimedTokenSource timed(source, [&](const Step& step) { csv.write(step); }, last_cost);
   return generate(timed, tokenizer, prompt, gen, print_text);
+}
+
+std::string fingerprint_of(const std::string& path) {
+  return to_hex(model_fingerprint(GgufFile::open(path)), 32);
+}
+
+GenerationOptions generation_options(const RunOptions& o, TokenSource& source,
+                                     const std::string& fingerprint_hex, int n_ranks, int threads) {
+  GenerationOptions gen;
+  gen.n_predict = o.n_predict;
+  gen.batch_size = o.batch_size;
+  gen.sampler = o.sampler;
+  gen.ignore_eos = o.ignore_eos;
+  if (!o.spec) return gen;
+  gen.spec.enabled = true;
+  gen.spec.max_draft = o.spec_max;
+  gen.spec.min_ngram = o.spec_min_ngram;
+  gen.spec.max_ngram = o.spec_max_ngram;
+  const CostCurveChoice cost =
+      choose_cost_curve(o.spec_cost, cost_cache_key(fingerprint_hex, n_ranks, threads, kernels().name, o.sampler),
+                        o.spec_max + 1, source, Sampler(o.sampler));
+  gen.spec.cost = cost.curve;
+  gen.spec.cost_origin = cost.origin;
+  if (o.timings)
+    gen.on_spec_step = [](int drafted, int accepted) {
+      std::fprintf(stderr, "spec step: drafted %d, accepted %d\n", drafted, accepted);
+    };
+  return gen;
 }
 
 int run_single_rank(const RunOptions& o, const Session& session) {
@@ -78,7 +117,8 @@ int run_single_rank(const RunOptions& o, const Session& session) {
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds);
   if (o.session) return session(source, model, n_ctx);
-  print_summary(run_generation(source, {}, o, *model.tokenizer, prompt));
+  const GenerationOptions gen = generation_options(o, source, fingerprint_of(o.model_path), 1, pool.size());
+  print_summary(run_generation(source, {}, gen, o.timings_csv, *model.tokenizer, prompt));
   return 0;
 }
 

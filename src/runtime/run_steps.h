@@ -21,16 +21,24 @@ void print_banner(const LoadedModel& model, const RunOptions& options, int n_ctx
 // Streams generated text to stdout as it comes.
 void print_text(const std::string& text);
 void print_summary(const GenerationResult& result);
-// Generates from the prompt as the options say, streaming the text; with --timings FILE it writes
-// one row per forward there, with the cost last_cost reports (empty: the wall time is all Pred).
+// Generates from the prompt as gen says, streaming the text; with a timings_csv file (--timings
+// FILE) it writes one row per forward there, with the cost last_cost reports (empty: the wall
+// time is all Pred).
 GenerationResult run_generation(TokenSource& source, const std::function<StepCost()>& last_cost,
-                                const RunOptions& options, const Tokenizer& tokenizer,
-                                const std::vector<int32_t>& prompt);
+                                const GenerationOptions& gen, const std::string& timings_csv,
+                                const Tokenizer& tokenizer, const std::vector<int32_t>& prompt);
 
 // What rank 0 runs in place of the one prompt when options.session is set (a chat, a server): it
 // drives the engine through the token source for as long as it likes and returns the exit code.
 // It lives above the runtime (src/chat, src/server), hence a function rather than a call here.
 using Session = std::function<int(TokenSource& source, const LoadedModel& model, int n_ctx)>;
+
+// The generation options of a run: sampling, the budget and, with --spec, the drafter's settings
+// and the cost curve (from --spec-cost, the cache, or measured now through source).
+GenerationOptions generation_options(const RunOptions& options, TokenSource& source,
+                                     const std::string& fingerprint_hex, int n_ranks, int threads);
+// The model fingerprint of the file at path, in hex (the key of its cached cost curve).
+std::string fingerprint_of(const std::string& path);
 
 // The whole job on this process (one rank).
 int run_single_rank(const RunOptions& options, const Session& session = {});

@@ -12,30 +12,44 @@ TimedTokenSource::TimedTokenSource(TokenSource& inner, std::function<void(const 
                                    std::function<StepCost()> last_cost)
     : inner_(inner), on_step_(std::move(on_step)), last_cost_(std::move(last_cost)) {}
 
-int32_t TimedTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler* sampler) {
-  const auto start = std::chrono::steady_clock::now();
-  const int32_t token = inner_.forward(tokens, B, pos, sampler);
+Step TimedTokenSource::measured(int pos, int B, std::chrono::steady_clock::time_point start) const {
   Step step{pos, B, {}};
   if (last_cost_)
     step.cost = last_cost_();
   else
     step.cost.pred_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  on_step_(step);
+  return step;
+}
+
+int32_t TimedTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler* sampler) {
+  const auto start = std::chrono::steady_clock::now();
+  const int32_t token = inner_.forward(tokens, B, pos, sampler);
+  on_step_(measured(pos, B, start));
   return token;
+}
+
+std::vector<int32_t> TimedTokenSource::forward_each(const int32_t* tokens, int B, int pos,
+                                                    const Sampler& sampler) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int32_t> picks = inner_.forward_each(tokens, B, pos, sampler);
+  Step step = measured(pos, B, start);
+  while (step.accepted + 1 < B && tokens[step.accepted + 1] == picks[size_t(step.accepted)]) ++step.accepted;
+  on_step_(step);
+  return picks;
 }
 
 TimingsCsv::TimingsCsv(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "w")) {
   if (!file_) throw Error(path + ": cannot write the timings file: " + std::strerror(errno));
-  std::fprintf(file_, "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes\n");
+  std::fprintf(file_, "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted\n");
 }
 
 TimingsCsv::~TimingsCsv() { std::fclose(file_); }
 
 void TimingsCsv::write(const Step& s) {
   // %.4f: microsecond resolution, which a tiny model's forwards need.
-  if (std::fprintf(file_, "%d,%d,%.4f,%.4f,%llu,%llu\n", s.pos, s.tokens, s.cost.pred_seconds * 1e3,
+  if (std::fprintf(file_, "%d,%d,%.4f,%.4f,%llu,%llu,%d\n", s.pos, s.tokens, s.cost.pred_seconds * 1e3,
                    s.cost.sync_seconds * 1e3, (unsigned long long)s.cost.sent,
-                   (unsigned long long)s.cost.received) < 0)
+                   (unsigned long long)s.cost.received, s.accepted) < 0)
     throw Error(path_ + ": cannot write the timings file");
 }
 

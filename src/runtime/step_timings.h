@@ -3,6 +3,7 @@
 // and for r1pi-bench. The generation loop stays unaware: a token source is wrapped.
 #pragma once
 #include <cstdint>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -22,6 +23,7 @@ struct Step {
   int pos = 0;      // position of the forward's first token
   int tokens = 0;   // tokens fed in this forward
   StepCost cost;
+  int accepted = 0;  // a speculative verification's drafts (tokens[1..]) that the model accepted
 };
 
 // Forwards to `inner` and reports every forward to on_step. last_cost says what the inner source's
@@ -33,14 +35,20 @@ class TimedTokenSource final : public TokenSource {
                    std::function<StepCost()> last_cost = {});
   int n_ctx() const override { return inner_.n_ctx(); }
   int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override;
+  // A verification: its step also counts the accepted drafts, by the generation loop's own rule
+  // (the longest run of drafts equal to the picks before them).
+  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos,
+                                    const Sampler& sampler) override;
 
  private:
+  Step measured(int pos, int B, std::chrono::steady_clock::time_point start) const;
+
   TokenSource& inner_;
   std::function<void(const Step&)> on_step_;
   std::function<StepCost()> last_cost_;
 };
 
-// One CSV row per forward: pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes. Throws r1pi::Error
+// One CSV row per forward: pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted. Throws r1pi::Error
 // when the file cannot be written.
 class TimingsCsv {
  public:

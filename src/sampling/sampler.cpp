@@ -26,23 +26,22 @@ std::vector<Candidate> top_candidates(const float* logits, int64_t n, int k, int
   return c;
 }
 
-Sampler::Sampler(const SamplerParams& params) : params_(params), state_(params.seed) {}
-
-// splitmix64: tiny, fast, and the same sequence on every platform.
-double Sampler::next_uniform() {
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+// splitmix64: tiny, fast, the same numbers on every platform, and its n-th output needs no state:
+// the stream's state after n steps is seed + n * gamma.
+double uniform_at(uint64_t seed, int64_t position) {
+  uint64_t z = seed + (uint64_t(position) + 1) * 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   return double(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-int32_t Sampler::sample(const float* logits, int64_t n) {
+int32_t Sampler::sample(const float* logits, int64_t n, int64_t position) const {
   if (greedy()) return argmax(logits, n);
-  return sample_from(top_candidates(logits, n, params_.top_k));
+  return sample_from(top_candidates(logits, n, params_.top_k), position);
 }
 
-int32_t Sampler::sample_from(const std::vector<Candidate>& candidates) {
+int32_t Sampler::sample_from(const std::vector<Candidate>& candidates, int64_t position) const {
   size_t keep = candidates.size();
   // Softmax at the temperature, with r1pi's exp so every platform gets the same probabilities.
   std::vector<double> p(keep);
@@ -64,7 +63,7 @@ int32_t Sampler::sample_from(const std::vector<Candidate>& candidates) {
     sum = 0;
     for (size_t i = 0; i < keep; ++i) sum += p[i];
   }
-  double r = next_uniform() * sum;
+  double r = uniform_at(params_.seed, position) * sum;
   for (size_t i = 0; i < keep; ++i) {
     r -= p[i];
     if (r < 0) return candidates[i].id;

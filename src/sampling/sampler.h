@@ -1,7 +1,10 @@
 // Picks the next token from logits: greedy at temperature 0, else top-k, then temperature and top-p
-// (nucleus) over the kept candidates, with a seeded generator, so the same seed gives the same
-// tokens. Candidate selection is separate so that ranks holding parts of the vocabulary can each
-// send only their best candidates and the result stays exactly the single-rank one.
+// (nucleus) over the kept candidates. A sampled pick is a pure function of (logits, seed, position):
+// its random number is the position-th output of a splitmix64 stream seeded with the seed, not the
+// next number of a running stream. So a token chosen at position p is the same whether the
+// positions before it were decoded one by one or verified together in a speculative batch.
+// Candidate selection is separate so that ranks holding parts of the vocabulary can each send only
+// their best candidates and the result stays exactly the single-rank one.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -31,21 +34,23 @@ int32_t argmax(const float* logits, int64_t n);
 // first_id (a rank's first vocabulary row).
 std::vector<Candidate> top_candidates(const float* logits, int64_t n, int k, int32_t first_id = 0);
 
+// The uniform number in [0, 1) that a sampled pick for `position` draws: splitmix64's output number
+// `position` for `seed`, computed directly.
+double uniform_at(uint64_t seed, int64_t position);
+
 class Sampler {
  public:
-  explicit Sampler(const SamplerParams& params);
+  explicit Sampler(const SamplerParams& params) : params_(params) {}
   const SamplerParams& params() const { return params_; }
   bool greedy() const { return params_.temperature <= 0.0f; }
-  // Greedy or sampled choice from a full row of logits.
-  int32_t sample(const float* logits, int64_t n);
+  // Greedy or sampled choice, from a full row of logits, of the token at `position` (the absolute
+  // position the chosen token will occupy).
+  int32_t sample(const float* logits, int64_t n, int64_t position) const;
   // Temperature, top-p and the draw over candidates already in candidate order (top-k applied).
-  int32_t sample_from(const std::vector<Candidate>& candidates);
+  int32_t sample_from(const std::vector<Candidate>& candidates, int64_t position) const;
 
  private:
-  double next_uniform();  // [0, 1)
-
   SamplerParams params_;
-  uint64_t state_;
 };
 
 }  // namespace r1pi

@@ -28,7 +28,7 @@ void add_llama_metadata(GgufWriter& w, const ModelShape& s, GgmlType matrix_type
   w.add("llama.embedding_length", GgufValue::u32(s.dim));
   w.add("llama.block_count", GgufValue::u32(s.n_layers));
   w.add("llama.feed_forward_length", GgufValue::u32(s.ffn_dim));
-  w.add("llama.rope.dimension_count", GgufValue::u32(s.head_dim()));
+  w.add("llama.rope.dimension_count", GgufValue::u32(s.rotated_dim()));
   w.add("llama.attention.head_count", GgufValue::u32(s.n_heads));
   w.add("llama.attention.head_count_kv", GgufValue::u32(s.n_kv_heads));
   w.add("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(s.rms_eps));

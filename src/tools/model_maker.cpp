@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <functional>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
 #include "common/error.h"
@@ -19,6 +18,7 @@
 #include "tools/model_shape.h"
 #include "tools/progress.h"
 #include "tools/random_weights.h"
+#include "tools/vocab_padding.h"
 
 namespace r1pi {
 
@@ -73,19 +73,6 @@ std::vector<RandomTensor> plan_tensors(const ModelShape& s, const MakeOptions& o
     t.push_back({ti.name, ne, output ? o.output_type : o.matrix_type, 0.0f, uniform_amplitude(sigma)});
   }
   return t;
-}
-
-// Pads a tokenizer's vocabulary to the model's size with control tokens, as Llama 3 pads its own
-// (names that the tokenizer already uses are skipped).
-void pad_vocab(Vocab& v, uint32_t n_vocab) {
-  std::unordered_set<std::string> used(v.tokens.begin(), v.tokens.end());
-  for (uint32_t k = 0; v.tokens.size() < n_vocab; ++k) {
-    std::string name = "<|reserved_special_token_" + std::to_string(k) + "|>";
-    if (used.count(name)) continue;
-    v.tokens.push_back(std::move(name));
-    v.types.push_back(TokenType::CONTROL);
-    if (!v.scores.empty()) v.scores.push_back(0.0f);
-  }
 }
 
 uint64_t tensor_bytes(const std::vector<uint64_t>& ne, GgmlType type) {

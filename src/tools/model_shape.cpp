@@ -32,7 +32,7 @@ LlamaConfig ModelShape::config() const {
   c.n_heads = n_heads;
   c.n_kv_heads = n_kv_heads;
   c.head_dim = head_dim();
-  c.rope_dim = head_dim();
+  c.rope_dim = rotated_dim();
   c.rms_eps = rms_eps;
   c.rope_base = rope_base;
   c.n_vocab = n_vocab;

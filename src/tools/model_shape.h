@@ -30,11 +30,13 @@ struct ModelShape {
   uint32_t n_ctx = 0;      // llama.context_length
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
+  uint32_t rope_dim = 0;     // dimensions of a head that RoPE rotates (0: the whole head)
   bool rope_scaled = false;  // write rope_freqs.weight from rope_scaling
   Llama3RopeScaling rope_scaling{};
 
   uint32_t head_dim() const { return dim / n_heads; }
   uint32_t kv_dim() const { return n_kv_heads * head_dim(); }
+  uint32_t rotated_dim() const { return rope_dim ? rope_dim : head_dim(); }
   // The configuration a file of this shape describes (architecture llama, rope over the whole
   // head); what the model maker plans its tensors from.
   LlamaConfig config() const;

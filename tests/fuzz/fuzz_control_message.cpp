@@ -54,6 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (m.pick != r1pi::PickMode::None && m.pick != r1pi::PickMode::Greedy && m.pick != r1pi::PickMode::TopK)
     finding("has an unknown pick mode");
   if (m.pick == r1pi::PickMode::TopK && m.top_k < 1) finding("asks for top_k < 1");
+  if (m.pick != r1pi::PickMode::None && m.pick_rows != 1 && m.pick_rows != m.n_tokens)
+    finding("asks for picks of rows it does not run");
   const int inline_tokens = std::min(m.n_tokens, r1pi::ControlMessage::kInlineTokens);
   for (int i = 0; i < inline_tokens; ++i)
     if (m.tokens[i] < 0 || m.tokens[i] >= n_vocab) finding("has a token outside the vocabulary");

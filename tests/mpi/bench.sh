@@ -38,7 +38,7 @@ fi
 
 job 2 "$work/timings.log" "$R1PI" -m "$model" -p "Once upon a time" -n 6 --temp 0 -t 1 --ignore-eos --timings "$work/t.csv"
 decode_bytes=$(awk -F, 'NR > 2 && $2 == 1 {print $5 "/" $6}' "$work/t.csv" | sort -u)
-if [ "$rc" -eq 0 ] && [ "$(head -1 "$work/t.csv")" = "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes" ] &&
+if [ "$rc" -eq 0 ] && [ "$(head -1 "$work/t.csv")" = "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted" ] &&
    [ "$(awk 'END {print NR}' "$work/t.csv")" -eq 7 ] && [ "$(echo "$decode_bytes" | wc -l)" -eq 1 ] &&
    [ "${decode_bytes%%/*}" -gt 0 ]; then
   pass "np 2 --timings FILE.csv: 6 forwards, each decode token sent and received $decode_bytes bytes"

@@ -15,28 +15,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/r1pi-mpi-consistency.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 base=(-m "$model" -p "Once upon a time, in a land far away, there lived" -n 24 -c 256 --check-ranks)
 
-# run NAME ARGS...: one job; checks it succeeded and printed a sha (and, on several ranks, that
-# the hidden states agreed in every forward); sets $sha.
-run() {
-  local name=$1
-  shift
-  job "$np" "$work/$name.log" "$R1PI" "${base[@]}" "$@"
-  sha=$(sha_of "$work/$name.log")
-  if [ "$rc" -ne 0 ] || [ -z "$sha" ]; then
-    fail "$name ($*): exit $rc, sha '${sha}'"
-    show "$work/$name.log"
-    return
-  fi
-  if [ "$np" -gt 1 ]; then
-    if grep -Eq "^ranks: hidden states identical after every layer on all $np ranks \([1-9][0-9]* forwards\)$" \
-        "$work/$name.log"; then :; else
-      fail "$name: no 'hidden states identical' line for $np ranks"
-      show "$work/$name.log"
-    fi
-  fi
-  echo "  $name: sha256 $sha (${secs}s)"
-}
-
 # same REF_SHA NAME ARGS...: a run whose sha must equal REF_SHA.
 same() {
   local want=$1 name=$2

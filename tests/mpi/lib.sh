@@ -36,3 +36,27 @@ job() {
 sha_of() { sed -n 's/^sha256: \([0-9a-f]\{64\}\)$/\1/p' "$1" | tail -n 1; }
 
 show() { sed 's/^/    | /' "$1"; }
+
+# run NAME ARGS...: one r1pi job on $np ranks with "${base[@]}" ARGS..., its log in $work/NAME.log;
+# checks it succeeded and printed a sha (and, on several ranks with --check-ranks in base, that
+# the hidden states agreed in every forward); sets $sha (empty on failure).
+run() {
+  local name=$1
+  shift
+  job "$np" "$work/$name.log" "$R1PI" "${base[@]}" "$@"
+  sha=$(sha_of "$work/$name.log")
+  if [ "$rc" -ne 0 ] || [ -z "$sha" ]; then
+    fail "$name ($*): exit $rc, sha '${sha}'"
+    show "$work/$name.log"
+    sha=""
+    return
+  fi
+  if [ "$np" -gt 1 ] && [[ " ${base[*]} " == *" --check-ranks "* ]]; then
+    if grep -Eq "^ranks: hidden states identical after every layer on all $np ranks \([1-9][0-9]* forwards\)$" \
+        "$work/$name.log"; then :; else
+      fail "$name: no 'hidden states identical' line for $np ranks"
+      show "$work/$name.log"
+    fi
+  fi
+  echo "  $name: sha256 $sha (${secs}s) $(grep '^spec: ' "$work/$name.log" | cut -c1-70)"
+}

@@ -38,6 +38,13 @@ class ScriptedSource final : public TokenSource {
     last_pos_ = pos;
     return next_ < script_.size() ? script_[next_++] : after_;
   }
+  // The server does not draft; a verification would take the script's next picks in turn.
+  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos, const Sampler& sampler) override {
+    Sampler s = sampler;
+    std::vector<int32_t> picks;
+    for (int b = 0; b < B; ++b) picks.push_back(forward(tokens + b, 1, pos + b, &s));
+    return picks;
+  }
 
  private:
   std::vector<int32_t> script_;

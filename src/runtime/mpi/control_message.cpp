@@ -29,6 +29,8 @@ std::string ControlMessage::problem(int n_ctx, int64_t n_vocab) const {
            " outside the context of " + std::to_string(n_ctx);
   if (pick != PickMode::None && pick != PickMode::Greedy && pick != PickMode::TopK)
     return "unknown pick mode";
+  if (pick != PickMode::None && pick_rows != 1 && pick_rows != n_tokens)
+    return "pick_rows " + std::to_string(pick_rows) + ": 1 or the " + std::to_string(n_tokens) + " tokens";
   if (pick == PickMode::TopK && (top_k < 1 || top_k > n_vocab))
     return "top_k " + std::to_string(top_k) + " outside 1.." + std::to_string(n_vocab);
   for (int i = 0; i < n_tokens && i < kInlineTokens; ++i)

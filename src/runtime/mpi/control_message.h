@@ -8,7 +8,7 @@
 namespace r1pi {
 
 enum class ControlOp : uint16_t {
-  Forward = 1,  // run tokens[0..n_tokens) at positions pos..; then choose the next token if asked
+  Forward = 1,  // run tokens[0..n_tokens) at positions pos..; then choose the next token(s) if asked
   Stop = 2,     // leave the message loop (status: 0 normal end, 1 error on rank 0)
 };
 
@@ -20,7 +20,7 @@ enum class PickMode : uint16_t {
 
 struct ControlMessage {
   static constexpr uint32_t kMagic = 0x49503152;  // "R1PI"
-  static constexpr uint16_t kVersion = 1;
+  static constexpr uint16_t kVersion = 2;
   static constexpr int kInlineTokens = 64;
 
   uint32_t magic = kMagic;
@@ -31,6 +31,9 @@ struct ControlMessage {
   PickMode pick = PickMode::None;
   uint16_t status = 0;
   int32_t top_k = 0;
+  // Picks for the last token only (1), or for every one of the n_tokens (speculative decoding's
+  // verification: the token after each draft position).
+  int32_t pick_rows = 1;
   int32_t tokens[kInlineTokens] = {};
   uint32_t checksum = 0;
 

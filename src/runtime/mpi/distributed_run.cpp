@@ -157,8 +157,10 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
     return 1;
   }
   print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
+  const GenerationOptions gen =
+      generation_options(o, source, fingerprint_of(o.model_path), n_ranks, pool.size());
   const GenerationResult result =
-      run_generation(source, [&] { return source.last_cost(); }, o, *model.tokenizer, prompt);
+      run_generation(source, [&] { return source.last_cost(); }, gen, o.timings_csv, *model.tokenizer, prompt);
   source.stop(0);
   print_summary(result);
   const SyncStats& s = sync.stats();

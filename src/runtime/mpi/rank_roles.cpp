@@ -59,55 +59,89 @@ void receive_control(ControlMessage& m, std::vector<int32_t>& extra_tokens, int 
   }
 }
 
-// ---- choosing the next token from the ranks' vocabulary rows ----
+// ---- choosing the next token(s) from the ranks' vocabulary rows ----
+// `logits` holds `rows` rows of this rank's vocabulary slice; every row gets a pick, and all rows
+// travel in one reduction (speculative decoding verifies a whole draft at once).
 
-// Greedy: the global argmax by MPI_MAXLOC (largest value, ties to the lowest index: exactly the
-// single-rank argmax, and associative, so any reduction tree gives the same answer).
-int32_t pick_greedy(const std::vector<float>& logits, const Shard& shard) {
-  struct {
+// Greedy: the global argmax of each row by MPI_MAXLOC (largest value, ties to the lowest index:
+// exactly the single-rank argmax, and associative, so any reduction tree gives the same answer).
+std::vector<int32_t> pick_greedy(const std::vector<float>& logits, int rows, const Shard& shard) {
+  struct ValueIndex {
     float value;
     int index;
-  } local{-INFINITY, INT_MAX}, global{};
-  for (size_t i = 0; i < logits.size(); ++i)
-    if (logits[i] > local.value || local.index == INT_MAX) local = {logits[i], int(shard.vocab.begin + i)};
-  complete("the ranks' greedy candidates", [&](MPI_Request* r) {
-    return MPI_Ireduce(&local, &global, 1, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD, r);
+  };
+  const size_t n_rows = size_t(rows), V = logits.size() / n_rows;
+  std::vector<ValueIndex> local(n_rows, ValueIndex{-INFINITY, INT_MAX}), global(n_rows);
+  for (size_t r = 0; r < n_rows; ++r)
+    for (size_t i = 0; i < V; ++i)
+      if (logits[r * V + i] > local[r].value || local[r].index == INT_MAX)
+        local[r] = {logits[r * V + i], int(shard.vocab.begin + i)};
+  complete("the ranks' greedy candidates", [&](MPI_Request* req) {
+    return MPI_Ireduce(local.data(), global.data(), rows, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD, req);
   });
-  return global.index;
+  std::vector<int32_t> picks(n_rows);
+  for (size_t r = 0; r < n_rows; ++r) picks[r] = global[r].index;
+  return picks;
 }
 
-// Sampling: each rank's top_k candidates go to rank 0, which keeps the global top_k in candidate
-// order: the same list one rank holding every row would build, so the draw is unchanged.
-int32_t pick_top_k(const std::vector<float>& logits, const Shard& shard, int top_k, int n_ranks,
-                   Sampler* sampler) {
-  // top_k is at most the vocabulary (RootTokenSource caps it): only a vocabulary of 2^28 tokens
-  // could make the gather's byte count overflow its int.
-  if (int64_t(sizeof(Candidate)) * top_k > INT_MAX)
-    throw Error("top-k " + std::to_string(top_k) + ": too many candidates for one MPI message");
-  std::vector<Candidate> mine = top_candidates(logits.data(), int64_t(logits.size()), top_k,
-                                               int32_t(shard.vocab.begin));
-  mine.resize(size_t(top_k), Candidate{-INFINITY, INT32_MAX});  // pad ranks with fewer rows
-  std::vector<Candidate> all(sampler ? size_t(top_k) * size_t(n_ranks) : 0);
-  complete("the ranks' top-k candidates", [&](MPI_Request* r) {
-    return MPI_Igather(mine.data(), int(sizeof(Candidate)) * top_k, MPI_BYTE, all.data(),
-                       int(sizeof(Candidate)) * top_k, MPI_BYTE, 0, MPI_COMM_WORLD, r);
+// Sampling: each rank's top_k candidates of every row go to rank 0, which keeps each row's global
+// top_k in candidate order: the same list one rank holding every row would build, so the draw
+// (a function of the position) is unchanged. first_position: the position row 0's pick takes.
+std::vector<int32_t> pick_top_k(const std::vector<float>& logits, int rows, const Shard& shard,
+                                int top_k, int n_ranks, const Sampler* sampler, int first_position) {
+  // top_k is at most the vocabulary (RootTokenSource caps it) and rows at most a draft: only a
+  // vocabulary of 2^28 tokens could make the gather's byte count overflow its int.
+  const int64_t per_rank = int64_t(sizeof(Candidate)) * top_k * rows;
+  if (per_rank > INT_MAX)
+    throw Error("top-k " + std::to_string(top_k) + " x " + std::to_string(rows) +
+                " rows: too many candidates for one MPI message");
+  const size_t n_rows = size_t(rows), V = logits.size() / n_rows, K = size_t(top_k);
+  std::vector<Candidate> mine;
+  mine.reserve(K * n_rows);
+  for (size_t r = 0; r < n_rows; ++r) {
+    std::vector<Candidate> row = top_candidates(logits.data() + r * V, int64_t(V), top_k,
+                                                int32_t(shard.vocab.begin));
+    row.resize(K, Candidate{-INFINITY, INT32_MAX});  // pad ranks with fewer rows
+    mine.insert(mine.end(), row.begin(), row.end());
+  }
+  std::vector<Candidate> all(sampler ? mine.size() * size_t(n_ranks) : 0);
+  complete("the ranks' top-k candidates", [&](MPI_Request* req) {
+    return MPI_Igather(mine.data(), int(per_rank), MPI_BYTE, all.data(), int(per_rank), MPI_BYTE, 0,
+                       MPI_COMM_WORLD, req);
   });
-  if (!sampler) return -1;
-  all.erase(std::remove_if(all.begin(), all.end(), [](const Candidate& c) { return c.id == INT32_MAX; }),
-            all.end());
-  std::sort(all.begin(), all.end(), candidate_before);
-  all.resize(std::min(all.size(), size_t(top_k)));
-  return sampler->sample_from(all);
+  if (!sampler) return {};
+  std::vector<int32_t> picks(n_rows);
+  for (size_t r = 0; r < n_rows; ++r) {
+    std::vector<Candidate> row;
+    for (size_t rank = 0; rank < size_t(n_ranks); ++rank) {
+      const Candidate* from = all.data() + (rank * n_rows + r) * K;
+      for (size_t i = 0; i < K; ++i)
+        if (from[i].id != INT32_MAX) row.push_back(from[i]);
+    }
+    std::sort(row.begin(), row.end(), candidate_before);
+    row.resize(std::min(row.size(), K));
+    picks[r] = sampler->sample_from(row, first_position + int(r));
+  }
+  return picks;
 }
 
-int32_t pick(const ControlMessage& m, const std::vector<float>& logits, const Shard& shard,
-             int n_ranks, Sampler* sampler) {
+// The picks the message asks for (empty for PickMode::None, and on the ranks other than 0 for
+// sampling, which only rank 0 draws).
+std::vector<int32_t> pick(const ControlMessage& m, const std::vector<float>& logits, const Shard& shard,
+                          int n_ranks, const Sampler* sampler) {
+  const int first_position = m.pos + m.n_tokens - m.pick_rows + 1;
   switch (m.pick) {
-    case PickMode::Greedy: return pick_greedy(logits, shard);
-    case PickMode::TopK: return pick_top_k(logits, shard, m.top_k, n_ranks, sampler);
+    case PickMode::Greedy: return pick_greedy(logits, m.pick_rows, shard);
+    case PickMode::TopK:
+      return pick_top_k(logits, m.pick_rows, shard, m.top_k, n_ranks, sampler, first_position);
     case PickMode::None: break;
   }
-  return -1;
+  return {};
+}
+
+LogitsFor logits_for(const ControlMessage& m) {
+  if (m.pick == PickMode::None) return LogitsFor::None;
+  return m.pick_rows > 1 ? LogitsFor::All : LogitsFor::Last;
 }
 
 uint64_t fnv1a64(uint64_t h, const void* data, size_t n) {
@@ -168,13 +202,15 @@ RootTokenSource::RootTokenSource(LlamaForward& model, Q8_0Sync& sync, const MpiW
                                  const RankOptions& options)
     : model_(model), world_(world), monitor_(model, sync, world, options) {}
 
-int32_t RootTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler* sampler) {
+std::vector<int32_t> RootTokenSource::run(const int32_t* tokens, int B, int pos, const Sampler* sampler,
+                                          bool every_row) {
   monitor_.begin();
   ControlMessage m;
   m.op = ControlOp::Forward;
   m.pos = pos;
   m.n_tokens = B;
   m.pick = !sampler ? PickMode::None : sampler->greedy() ? PickMode::Greedy : PickMode::TopK;
+  m.pick_rows = every_row ? B : 1;
   // top_k <= 0 means every row: each rank then sends all of its rows. More than every row is every
   // row too: the cap keeps --top-k 10000000 from costing every rank memory for padding (and the
   // gather's int count from overflowing).
@@ -187,12 +223,21 @@ int32_t RootTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler*
   send_control(m, extra);
   const double bcast = now_seconds() - t0;
 
-  const std::vector<float>& logits =
-      model_.forward(tokens, B, pos, sampler ? LogitsFor::Last : LogitsFor::None);
+  const std::vector<float>& logits = model_.forward(tokens, B, pos, logits_for(m));
   const double t1 = now_seconds();
-  const int32_t token = pick(m, logits, model_.shard(), world_.size(), sampler);
+  std::vector<int32_t> picks = pick(m, logits, model_.shard(), world_.size(), sampler);
   monitor_.end(B, bcast + (now_seconds() - t1));
-  return token;
+  return picks;
+}
+
+int32_t RootTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler* sampler) {
+  const std::vector<int32_t> picks = run(tokens, B, pos, sampler, false);
+  return picks.empty() ? -1 : picks[0];
+}
+
+std::vector<int32_t> RootTokenSource::forward_each(const int32_t* tokens, int B, int pos,
+                                                   const Sampler& sampler) {
+  return run(tokens, B, pos, &sampler, true);
 }
 
 void RootTokenSource::stop(uint16_t status) {
@@ -216,8 +261,7 @@ int run_worker(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const
     monitor.begin();
     tokens.assign(m.tokens, m.tokens + std::min(m.n_tokens, ControlMessage::kInlineTokens));
     tokens.insert(tokens.end(), extra.begin(), extra.begin() + (m.n_tokens - int(tokens.size())));
-    const std::vector<float>& logits = model.forward(
-        tokens.data(), m.n_tokens, m.pos, m.pick == PickMode::None ? LogitsFor::None : LogitsFor::Last);
+    const std::vector<float>& logits = model.forward(tokens.data(), m.n_tokens, m.pos, logits_for(m));
     const double t1 = now_seconds();
     pick(m, logits, model.shard(), world.size(), nullptr);
     monitor.end(m.n_tokens, now_seconds() - t1);

@@ -1,6 +1,7 @@
 // The two roles of a multi-rank job. Rank 0 owns the prompt: before every forward pass it
-// broadcasts a ControlMessage, runs its own shard, then leads the choice of the next token. The
-// other ranks loop over those messages and run their shards until told to stop.
+// broadcasts a ControlMessage, runs its own shard, then leads the choice of the next token (or of
+// the token after each position of a speculative draft). The other ranks loop over those messages
+// and run their shards until told to stop.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -52,12 +53,16 @@ class RootTokenSource final : public TokenSource {
                   const RankOptions& options);
   int n_ctx() const override { return model_.n_ctx(); }
   int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override;
+  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos, const Sampler& sampler) override;
   // Sends the other ranks out of their loop; status 1 tells them rank 0 failed.
   void stop(uint16_t status);
   int checked_forwards() const { return monitor_.checked_forwards(); }
   const StepCost& last_cost() const { return monitor_.last_cost(); }
 
  private:
+  // One control message and forward; the picks for the last row, or for every row.
+  std::vector<int32_t> run(const int32_t* tokens, int B, int pos, const Sampler* sampler, bool every_row);
+
   LlamaForward& model_;
   const MpiWorld& world_;
   RankMonitor monitor_;

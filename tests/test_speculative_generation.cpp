@@ -1,0 +1,173 @@
+// The generation loop with speculative decoding gives exactly plain decoding's output, also where
+// a step's accepted run meets end-of-generation, the -n budget or the end of the context. The
+// model is a stand-in that follows a script, so that drafts are accepted, cut short and rejected
+// where the test wants; the real models are in test_speculative_models.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "common/error.h"
+#include "model/model_loader.h"
+#include "runtime/generator.h"
+#include "runtime/token_source.h"
+#include "test_support.h"
+#include "tools/model_maker.h"
+
+namespace r1pi {
+namespace {
+
+using Ids = std::vector<int32_t>;
+
+// Picks script[p + 1] after position p while everything fed so far is the script; off the script,
+// a token derived from all it was fed. It keeps what it was fed as a KV cache does (a forward at
+// pos forgets what lay at pos and after) and refuses positions past its context, as LlamaForward.
+class ScriptedModel final : public TokenSource {
+ public:
+  ScriptedModel(Ids script, int n_ctx, int32_t n_vocab)
+      : script_(std::move(script)), n_ctx_(n_ctx), n_vocab_(n_vocab) {}
+  int n_ctx() const override { return n_ctx_; }
+  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override {
+    feed(tokens, B, pos);
+    return sampler ? pick_after(pos + B - 1) : -1;
+  }
+  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos, const Sampler&) override {
+    feed(tokens, B, pos);
+    Ids picks;
+    for (int b = 0; b < B; ++b) picks.push_back(pick_after(pos + b));
+    return picks;
+  }
+  int forwards = 0;
+
+ private:
+  void feed(const int32_t* tokens, int B, int pos) {
+    if (pos < 0 || pos + B > n_ctx_) throw Error("scripted model: positions past the context");
+    if (pos > int(fed_.size())) throw Error("scripted model: a gap before position " + std::to_string(pos));
+    fed_.resize(size_t(pos));
+    fed_.insert(fed_.end(), tokens, tokens + B);
+    ++forwards;
+  }
+  int32_t pick_after(int p) const {
+    const bool on_script = p + 1 < int(script_.size()) &&
+                           std::equal(fed_.begin(), fed_.begin() + p + 1, script_.begin());
+    if (on_script) return script_[size_t(p + 1)];
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i <= p; ++i) h = (h ^ uint64_t(fed_[size_t(i)])) * 1099511628211ull;
+    return int32_t(3 + h % uint64_t(n_vocab_ - 3));
+  }
+
+  Ids script_, fed_;
+  int n_ctx_;
+  int32_t n_vocab_;
+};
+
+const LoadedModel& tiny() {
+  static const LoadedModel model =
+      load_model(test::make_model_file("speculative-generation", {.preset = "tiny", .seed = 7}));
+  return model;
+}
+
+constexpr int kPrompt = 20;
+
+// A prompt, then a loop of `period` tokens that the script leaves every 13th position (so drafts
+// also fail part-way), with end-of-generation at position eog_at (none when 0).
+Ids script(int length, int period, int eog_at) {
+  const int32_t eos = tiny().tokenizer->eos_id();
+  Ids s;
+  for (int p = 0; p < length; ++p) {
+    int32_t t = int32_t(10 + (p < kPrompt ? p : p % period));
+    if (p >= kPrompt && p % 13 == 0) t = int32_t(200 + p % 50);
+    s.push_back(p == eog_at ? eos : t);
+  }
+  return s;
+}
+
+GenerationResult run(const Ids& script_ids, int n_ctx, int n_predict, bool speculate) {
+  ScriptedModel model(script_ids, n_ctx, int32_t(tiny().config.n_vocab));
+  GenerationOptions o;
+  o.n_predict = n_predict;
+  o.batch_size = 8;
+  o.sampler.temperature = 0;
+  o.spec.enabled = speculate;
+  o.spec.cost = CostCurve::flat(16);  // every draft is worth it: the longest drafts, the most cases
+  const Ids prompt(script_ids.begin(), script_ids.begin() + kPrompt);
+  return generate(model, *tiny().tokenizer, prompt, o, {});
+}
+
+// Same tokens, same stop, same count of decoded tokens; and speculation did something.
+void expect_same(const GenerationResult& plain, const GenerationResult& spec, const std::string& what) {
+  EXPECT_EQ(spec.generated, plain.generated) << what;
+  EXPECT_EQ(spec.stop_reason, plain.stop_reason) << what;
+  EXPECT_EQ(spec.decode_tokens, plain.decode_tokens) << what;
+  EXPECT_EQ(spec.decode_tokens, int(spec.generated.size()) - 1) << what;
+}
+
+TEST(SpeculativeGeneration, DraftsAreAcceptedAndRejected) {
+  const Ids s = script(400, 7, 0);
+  const GenerationResult plain = run(s, 512, 300, false), spec = run(s, 512, 300, true);
+  expect_same(plain, spec, "-n 300");
+  EXPECT_EQ(spec.generated, Ids(s.begin() + kPrompt, s.begin() + kPrompt + 300));
+  EXPECT_GT(spec.spec.accepted, 150);
+  EXPECT_LT(spec.spec.accepted, spec.spec.drafted);  // the script's breaks reject drafts
+  EXPECT_LT(spec.spec.steps, 150);
+  EXPECT_EQ(plain.spec.drafted, 0);
+}
+
+TEST(SpeculativeGeneration, EndOfGenerationInsideAnAcceptedRun) {
+  // End-of-generation at every offset of a loop the drafts follow.
+  for (int eog_at = kPrompt + 30; eog_at < kPrompt + 50; ++eog_at) {
+    const Ids s = script(200, 6, eog_at);
+    const GenerationResult plain = run(s, 512, -1, false), spec = run(s, 512, -1, true);
+    expect_same(plain, spec, "eog at " + std::to_string(eog_at));
+    EXPECT_EQ(spec.stop_reason, "eog");
+    EXPECT_EQ(int(spec.generated.size()), eog_at - kPrompt + 1);
+  }
+}
+
+// The prompt holds the loop, end-of-generation included: the drafts carry it, and it is accepted in
+// the middle of a draft, whose later tokens (also accepted) must be dropped.
+TEST(SpeculativeGeneration, EndOfGenerationAcceptedFromADraft) {
+  const int32_t eos = tiny().tokenizer->eos_id();
+  for (int eos_offset = 0; eos_offset < 8; ++eos_offset) {
+    Ids s;
+    for (int p = 0; p < 200; ++p) s.push_back(p % 8 == eos_offset ? eos : int32_t(30 + p % 8));
+    const GenerationResult plain = run(s, 512, -1, false), spec = run(s, 512, -1, true);
+    expect_same(plain, spec, "eos at loop offset " + std::to_string(eos_offset));
+    EXPECT_EQ(spec.stop_reason, "eog");
+    EXPECT_EQ(spec.generated.back(), eos);
+    // (At offset 4 the prefill's own pick, at position 20, is the end.)
+    if (spec.generated.size() > 1) EXPECT_GT(spec.spec.accepted, 0) << eos_offset;
+  }
+}
+
+TEST(SpeculativeGeneration, BudgetEndsInsideAnAcceptedRun) {
+  for (int n = 1; n <= 60; ++n) {
+    const Ids s = script(200, 5, 0);
+    const GenerationResult plain = run(s, 512, n, false), spec = run(s, 512, n, true);
+    expect_same(plain, spec, "-n " + std::to_string(n));
+    EXPECT_EQ(int(spec.generated.size()), n);
+  }
+}
+
+TEST(SpeculativeGeneration, NeverDraftsPastTheContext) {
+  // The model throws on a position past its context: every context end must be met exactly.
+  for (int n_ctx = kPrompt + 1; n_ctx <= kPrompt + 60; ++n_ctx) {
+    const Ids s = script(200, 5, 0);
+    const GenerationResult plain = run(s, n_ctx, -1, false), spec = run(s, n_ctx, -1, true);
+    expect_same(plain, spec, "context " + std::to_string(n_ctx));
+    EXPECT_EQ(spec.stop_reason, "context full");
+  }
+}
+
+TEST(SpeculativeGeneration, OffTheScriptEverythingIsRejected) {
+  // A prompt the script does not follow: the stand-in picks derived tokens, drafts rarely match.
+  Ids s = script(300, 9, 0);
+  const GenerationResult plain = run(s, 512, 200, false), spec = run(s, 512, 200, true);
+  expect_same(plain, spec, "script");
+  std::reverse(s.begin(), s.begin() + kPrompt);
+  const GenerationResult plain2 = run(s, 512, 200, false), spec2 = run(s, 512, 200, true);
+  expect_same(plain2, spec2, "reversed prompt");
+}
+
+}  // namespace
+}  // namespace r1pi
