@@ -231,11 +231,12 @@ int main(int argc, char** argv) {
   }
   chat.temperature_given = app.count("--temp") > 0;
   chat.top_p_given = app.count("--top-p") > 0;
-  chat.generation = {.n_predict = o.n_predict, .batch_size = o.batch_size, .sampler = o.sampler};
-  serve.chat = chat;
   serve.split_reasoning = reasoning_format == "deepseek";
   serve.model_name = std::filesystem::path(o.model_path).stem().string();
-  const r1pi::Session run_session = [&](r1pi::TokenSource& source, const r1pi::LoadedModel& model, int) {
+  const r1pi::Session run_session = [&](r1pi::TokenSource& source, const r1pi::LoadedModel& model, int,
+                                        const r1pi::GenerationOptions& defaults) {
+    chat.generation = defaults;  // -n, -b, the sampler and --spec, for every turn and request
+    serve.chat = chat;
     return serve_mode ? r1pi::run_server(source, *model.tokenizer, serve)
                       : r1pi::run_chat(source, *model.tokenizer, chat);
   };

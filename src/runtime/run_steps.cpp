@@ -116,8 +116,8 @@ int run_single_rank(const RunOptions& o, const Session& session) {
   LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds);
-  if (o.session) return session(source, model, n_ctx);
   const GenerationOptions gen = generation_options(o, source, fingerprint_of(o.model_path), 1, pool.size());
+  if (o.session) return session(source, model, n_ctx, gen);
   print_summary(run_generation(source, {}, gen, o.timings_csv, *model.tokenizer, prompt));
   return 0;
 }

@@ -31,7 +31,10 @@ GenerationResult run_generation(TokenSource& source, const std::function<StepCos
 // What rank 0 runs in place of the one prompt when options.session is set (a chat, a server): it
 // drives the engine through the token source for as long as it likes and returns the exit code.
 // It lives above the runtime (src/chat, src/server), hence a function rather than a call here.
-using Session = std::function<int(TokenSource& source, const LoadedModel& model, int n_ctx)>;
+// defaults: the generation options of the command line (-n, -b, sampling, --spec and its cost
+// curve), which a session starts every generation from.
+using Session = std::function<int(TokenSource& source, const LoadedModel& model, int n_ctx,
+                                  const GenerationOptions& defaults)>;
 
 // The generation options of a run: sampling, the budget and, with --spec, the drafter's settings
 // and the cost curve (from --spec-cost, the cache, or measured now through source).

@@ -25,6 +25,12 @@ void Metrics::completed(const Completion& c) {
   decode_tokens_ += uint64_t(r.decode_tokens);
   last_prefill_tps_ = r.prefill_tokens / std::max(r.prefill_seconds, 1e-9);
   last_decode_tps_ = r.decode_tokens / std::max(r.decode_seconds, 1e-9);
+  if (r.speculative) {
+    ++spec_generations_;
+    spec_drafted_ += uint64_t(r.spec.drafted);
+    spec_accepted_ += uint64_t(r.spec.accepted);
+    spec_steps_ += uint64_t(r.spec.steps);
+  }
 }
 
 std::string Metrics::text(size_t queue_length) {
@@ -49,6 +55,14 @@ std::string Metrics::text(size_t queue_length) {
   metric("r1pi_decode_tokens_per_second_mean", "gauge", "decode speed over all completions",
          decode_tokens_ / std::max(decode_seconds_, 1e-9));
   metric("r1pi_queue_length", "gauge", "requests waiting or running", queue_length);
+  if (spec_generations_ > 0) {  // speculative decoding (--spec) was on
+    metric("r1pi_spec_drafted_tokens_total", "counter", "draft tokens verified", spec_drafted_);
+    metric("r1pi_spec_accepted_tokens_total", "counter", "draft tokens the model accepted", spec_accepted_);
+    metric("r1pi_spec_acceptance_ratio", "gauge", "accepted / drafted over all completions",
+           double(spec_accepted_) / double(std::max<uint64_t>(spec_drafted_, 1)));
+    metric("r1pi_spec_tokens_per_step", "gauge", "tokens generated per decode forward over all completions",
+           double(spec_accepted_ + spec_steps_) / double(std::max<uint64_t>(spec_steps_, 1)));
+  }
   return o.str();
 }
 

@@ -22,6 +22,7 @@ class Metrics {
   uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, completion_tokens_ = 0;
   double prefill_seconds_ = 0, decode_seconds_ = 0;
   uint64_t decode_tokens_ = 0;
+  uint64_t spec_generations_ = 0, spec_drafted_ = 0, spec_accepted_ = 0, spec_steps_ = 0;  // --spec
   double last_decode_tps_ = 0, last_prefill_tps_ = 0;
 };
 

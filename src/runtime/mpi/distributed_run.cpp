@@ -139,7 +139,8 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
     print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
     int status = 1;
     try {
-      status = session(source, model, n_ctx);
+      status = session(source, model, n_ctx,
+                       generation_options(o, source, fingerprint_of(o.model_path), n_ranks, pool.size()));
     } catch (...) {
       source.stop(1);
       throw;
