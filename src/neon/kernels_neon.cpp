@@ -500,6 +500,63 @@ void axpy(float* y, float a, const float* x, int64_t n) {
   for (; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
 }
 
+// Attention's weighted sums: R (up to 4) rows x 4 vectors of four elements in registers over a block of
+// positions, each value vector loaded once for the R rows; the last n % 4 elements one at a time.
+template <class WF, int R>
+void weighted_rows(const WeightedSumArgs& a, int r0, int64_t t0, int64_t t1) {
+  const float* p = a.p + r0 * a.p_stride;
+  int64_t i = 0;
+  for (; i + 16 <= a.n; i += 16) {
+    float32x4_t acc[R][4];
+    for (int r = 0; r < R; ++r)
+      for (int w = 0; w < 4; ++w) acc[r][w] = vld1q_f32(a.out + (r0 + r) * a.out_stride + i + 4 * w);
+    for (int64_t t = t0; t < t1; ++t) {
+      const typename WF::Elem* row = reinterpret_cast<const typename WF::Elem*>(a.v + size_t(t) * a.v_row_bytes) + i;
+      float32x4_t v[4];
+      for (int w = 0; w < 4; ++w) v[w] = WF::load4(row + 4 * w);
+      for (int r = 0; r < R; ++r) {
+        const float32x4_t pr = vdupq_n_f32(p[r * a.p_stride + t]);
+        for (int w = 0; w < 4; ++w) acc[r][w] = vfmaq_f32(acc[r][w], pr, v[w]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int w = 0; w < 4; ++w) vst1q_f32(a.out + (r0 + r) * a.out_stride + i + 4 * w, acc[r][w]);
+  }
+  for (; i + 4 <= a.n; i += 4)
+    for (int r = 0; r < R; ++r) {
+      float* o = a.out + (r0 + r) * a.out_stride + i;
+      float32x4_t acc = vld1q_f32(o);
+      for (int64_t t = t0; t < t1; ++t)
+        acc = vfmaq_f32(acc, vdupq_n_f32(p[r * a.p_stride + t]),
+                        WF::load4(reinterpret_cast<const typename WF::Elem*>(a.v + size_t(t) * a.v_row_bytes) + i));
+      vst1q_f32(o, acc);
+    }
+  for (; i < a.n; ++i)
+    for (int r = 0; r < R; ++r) {
+      float& o = a.out[(r0 + r) * a.out_stride + i];
+      for (int64_t t = t0; t < t1; ++t)
+        o = std::fma(p[r * a.p_stride + t],
+                     WF::one(reinterpret_cast<const typename WF::Elem*>(a.v + size_t(t) * a.v_row_bytes) + i), o);
+    }
+}
+
+// Positions in blocks of 32, so that a block's value rows stay in L1 while the row tiles and
+// columns pass over them.
+template <class WF>
+void weighted_sum(const WeightedSumArgs& a) {
+  for (int64_t t0 = 0; t0 < a.T; t0 += 32) {
+    const int64_t t1 = a.T < t0 + 32 ? a.T : t0 + 32;
+    int r = 0;
+    for (; r + 4 <= a.R; r += 4) weighted_rows<WF, 4>(a, r, t0, t1);
+    switch (a.R - r) {
+      case 3: weighted_rows<WF, 3>(a, r, t0, t1); break;
+      case 2: weighted_rows<WF, 2>(a, r, t0, t1); break;
+      case 1: weighted_rows<WF, 1>(a, r, t0, t1); break;
+      default: break;
+    }
+  }
+}
+
 template <class Ops>
 constexpr TypeKernels entries() {
   return {.vec_dot = vec_dot<Ops>, .matmul = matmul<Ops>};
@@ -521,6 +578,8 @@ constexpr Kernels make_table(const char* name) {
       .silu_mul = silu_mul,
       .rope = rope,
       .axpy = axpy,
+      .weighted_sum_f32 = weighted_sum<F32W>,
+      .weighted_sum_f16 = weighted_sum<F16W>,
   };
 }
 

@@ -1,7 +1,8 @@
-// The x86 float matrix products (F16 and F32 weights, float activations), built once with AVX2 +
-// FMA + F16C for every x86 backend (kernels_x86.h has the rules for these files). R rows x T tokens
-// per tile, each element with its own accumulator in the recipe's order (kernels.h), so the tiling
-// never changes a result.
+// The x86 float matrix products (F16 and F32 weights, float activations) and attention's weighted
+// sums of F32 and F16 value rows, built once with AVX2 + FMA + F16C for every x86 backend
+// (kernels_x86.h has the rules for these files). R rows x T tokens (or R rows x W vectors of
+// elements) per tile, each element with its own accumulator in the recipe's order (kernels.h), so
+// the tiling never changes a result.
 #include "neon/kernels_x86.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -64,10 +65,74 @@ void matmul_float(const MatmulArgs& a) {
   }
 }
 
+// ---- weighted sums (attention's values) ----
+// R output rows x W vectors of eight elements from element i stay in registers over positions
+// [t0, t1): each value vector is loaded once for the R rows. The last n % 8 elements go through
+// masked loads and stores of the same fma.
+template <bool F16, int R, int W>
+void weighted_tile(const WeightedSumArgs& a, int r0, int64_t i, int64_t t0, int64_t t1, int rem) {
+  const __m256i mask = lane_mask(rem);
+  float* o[R];
+  __m256 acc[R][W];
+  for (int r = 0; r < R; ++r) {
+    o[r] = a.out + (r0 + r) * a.out_stride + i;
+    for (int w = 0; w < W; ++w)
+      acc[r][w] = rem ? _mm256_maskload_ps(o[r] + 8 * w, mask) : _mm256_loadu_ps(o[r] + 8 * w);
+  }
+  const float* p = a.p + r0 * a.p_stride;
+  for (int64_t t = t0; t < t1; ++t) {
+    const uint8_t* row = a.v + size_t(t) * a.v_row_bytes;
+    __m256 v[W];
+    for (int w = 0; w < W; ++w) v[w] = rem ? load_w_partial<F16>(row, i, rem) : load_w8<F16>(row, i + 8 * w);
+    for (int r = 0; r < R; ++r) {
+      const __m256 pr = _mm256_broadcast_ss(p + r * a.p_stride + t);
+      for (int w = 0; w < W; ++w) acc[r][w] = _mm256_fmadd_ps(pr, v[w], acc[r][w]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < W; ++w) {
+      if (rem) _mm256_maskstore_ps(o[r] + 8 * w, mask, acc[r][w]);
+      else _mm256_storeu_ps(o[r] + 8 * w, acc[r][w]);
+    }
+}
+
+template <bool F16, int R>
+void weighted_rows(const WeightedSumArgs& a, int r0, int64_t t0, int64_t t1) {
+  const int64_t n8 = a.n & ~int64_t(7);
+  int64_t i = 0;
+  for (; i + 16 <= n8; i += 16) weighted_tile<F16, R, 2>(a, r0, i, t0, t1, 0);
+  if (i < n8) weighted_tile<F16, R, 1>(a, r0, i, t0, t1, 0);
+  if (n8 < a.n) weighted_tile<F16, R, 1>(a, r0, n8, t0, t1, int(a.n - n8));
+}
+
+// Positions in blocks of kBlock: a block's value rows (16 KB of F32 at head_dim 128) stay in L1
+// while every row tile and column of the block passes over them; the next block is prefetched
+// while the first tile reads this one, since the tiles visit a row's lines out of order.
+template <bool F16>
+void weighted_sum(const WeightedSumArgs& a) {
+  constexpr int64_t kBlock = 32;
+  const size_t line_bytes = 64, row_bytes = size_t(a.n) * (F16 ? 2 : 4);
+  for (int64_t t0 = 0; t0 < a.T; t0 += kBlock) {
+    const int64_t t1 = min64(a.T, t0 + kBlock);
+    for (int64_t t = t1; t < min64(a.T, t1 + kBlock); ++t)
+      for (size_t b = 0; b < row_bytes; b += line_bytes)
+        _mm_prefetch(reinterpret_cast<const char*>(a.v + size_t(t) * a.v_row_bytes + b), _MM_HINT_T0);
+    int r = 0;
+    for (; r + 4 <= a.R; r += 4) weighted_rows<F16, 4>(a, r, t0, t1);
+    switch (a.R - r) {
+      case 3: weighted_rows<F16, 3>(a, r, t0, t1); break;
+      case 2: weighted_rows<F16, 2>(a, r, t0, t1); break;
+      case 1: weighted_rows<F16, 1>(a, r, t0, t1); break;
+      default: break;
+    }
+  }
+}
 
 }  // namespace
 
 namespace x86 {
+void weighted_sum_f32(const WeightedSumArgs& a) { weighted_sum<false>(a); }
+void weighted_sum_f16(const WeightedSumArgs& a) { weighted_sum<true>(a); }
 void matmul_f16_f32(const MatmulArgs& a) { matmul_float<true>(a); }
 void matmul_f32_f32(const MatmulArgs& a) { matmul_float<false>(a); }
 }  // namespace x86
