@@ -4,10 +4,14 @@
 //   t(L) = a + b * L      (least squares over all positions, R^2 of the fit)
 // The slope b is what one more position of context costs; the KV cache bytes one position adds
 // (all layers, keys and values, this rank's heads) divided by b is the rate at which attention
-// reads its cache. One parsable line per result:
+// reads its cache. On a machine shared with other work the fastest forward of each window of 32
+// positions is the better estimate of the unloaded time, so the fit is also made over those
+// minima (fit_min). One parsable line per result:
 //   depth L=<l> ms=<median of the 64 forwards ending at l>          (every --every positions)
-//   fit threads=T tokens=N a_ms=... b_us=... r2=... kv_bytes_per_pos=... attention_GBps=...
-// Usage: decode_depth MODEL [--threads 2] [--tokens 3000] [--every 500]
+//   fit threads=T points=N a_ms=... b_us=... r2=... kv_bytes_per_pos=... attention_GBps=...
+//   fit_min ... (the same over the window minima)
+// Usage: decode_depth MODEL [--threads 2] [--tokens 3000] [--every 500] [--dump FILE]
+//   --dump writes "position ms" for every forward.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +25,33 @@
 #include "model/model_loader.h"
 #include "neon/kernels.h"
 
+namespace {
+
+// Least squares t = a + b L; prints the line described above.
+void fit(const char* what, int threads, const std::vector<double>& x, const std::vector<double>& y,
+         double kv_bytes_per_pos) {
+  const double n = double(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  const double b = (n * sxy - sx * sy) / (n * sxx - sx * sx), a = (sy - b * sx) / n;
+  double ss_res = 0, ss_tot = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double e = y[i] - (a + b * x[i]), d = y[i] - sy / n;
+    ss_res += e * e;
+    ss_tot += d * d;
+  }
+  std::printf("%s threads=%d points=%zu a_ms=%.3f b_us=%.4f r2=%.4f kv_bytes_per_pos=%.0f attention_GBps=%.2f\n",
+              what, threads, x.size(), a, b * 1e3, 1 - ss_res / ss_tot, kv_bytes_per_pos,
+              kv_bytes_per_pos / (b * 1e-3) / 1e9);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace r1pi;
   if (argc < 2) {
@@ -28,8 +59,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   int threads = 2, n = 3000, every = 500;
+  std::string dump;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
+    if (a == "--dump") {
+      dump = argv[i + 1];
+      continue;
+    }
     const int v = std::max(1, std::atoi(argv[i + 1]));
     if (a == "--threads") threads = v;
     else if (a == "--tokens") n = v;
@@ -60,24 +96,25 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
-    // Least squares t = a + b L over every position.
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (int L = 0; L < n; ++L) {
-      sx += L;
-      sy += ms[size_t(L)];
-      sxx += double(L) * L;
-      sxy += L * ms[size_t(L)];
+    if (!dump.empty()) {
+      FILE* f = std::fopen(dump.c_str(), "w");
+      if (!f) throw Error("cannot write " + dump);
+      for (int L = 0; L < n; ++L) std::fprintf(f, "%d %.4f\n", L, ms[size_t(L)]);
+      std::fclose(f);
     }
-    const double b = (n * sxy - sx * sy) / (n * sxx - sx * sx), a = (sy - b * sx) / n;
-    double ss_res = 0, ss_tot = 0;
+    std::vector<double> xs, ys, xm, ym;
     for (int L = 0; L < n; ++L) {
-      const double e = ms[size_t(L)] - (a + b * L), d = ms[size_t(L)] - sy / n;
-      ss_res += e * e;
-      ss_tot += d * d;
+      xs.push_back(L);
+      ys.push_back(ms[size_t(L)]);
+    }
+    for (int w = 0; w + 32 <= n; w += 32) {
+      const auto best = std::min_element(ms.begin() + w, ms.begin() + w + 32);
+      xm.push_back(double(best - ms.begin()));
+      ym.push_back(*best);
     }
     const double per_pos = double(fwd.kv_cache_bytes()) / n;
-    std::printf("fit threads=%d tokens=%d a_ms=%.3f b_us=%.4f r2=%.4f kv_bytes_per_pos=%.0f attention_GBps=%.2f\n",
-                threads, n, a, b * 1e3, 1 - ss_res / ss_tot, per_pos, per_pos / (b * 1e-3) / 1e9);
+    fit("fit", threads, xs, ys, per_pos);
+    fit("fit_min", threads, xm, ym, per_pos);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

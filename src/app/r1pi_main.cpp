@@ -104,6 +104,9 @@ int main(int argc, char** argv) {
   app.add_option("-b,--batch-size", o.batch_size, "prompt tokens per prefill forward")
       ->check(CLI::Range(1, 4096));
   app.add_flag("--no-bos", o.no_bos, "do not prepend the BOS token");
+  app.add_option("--kv-type", o.kv_type,
+                 "KV cache type: f32 (exact, default), f16 or q8_0 (half or a quarter of the bytes, approximate)")
+      ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
   auto* mpi = "multi-rank (mpirun) options";
   app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather or allreduce")
       ->check(CLI::IsMember({"allgather", "allreduce"}))->group(mpi);

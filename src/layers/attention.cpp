@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "common/thread_pool.h"
 #include "neon/kernels.h"
 
@@ -30,12 +32,26 @@ constexpr int64_t kMaxScores = int64_t(1) << 22;
 
 struct Scratch {
   std::vector<float> q, scores, out;
+  std::vector<block_q8_0> q8;  // the query rows as Q8_0, for a Q8_0 cache's keys
 };
 
-const TypeKernels& key_kernels(const Kernels& kern, GgmlType type) { return for_type(kern, type); }
+// Per cache type: the kernel of its values (its keys go through the type's matmul, on query rows
+// of the type's activation type) and the narrowest slice of head_dim it can take.
+struct CacheRow {
+  GgmlType type;
+  void (*Kernels::*weighted_sum)(const WeightedSumArgs&);
+  int min_slice;
+};
+constexpr CacheRow kCacheTypes[] = {
+    {GgmlType::F32, &Kernels::weighted_sum_f32, 16},
+    {GgmlType::F16, &Kernels::weighted_sum_f16, 16},
+    {GgmlType::Q8_0, &Kernels::weighted_sum_q8_0, QK8_0},
+};
 
-void (*value_kernel(const Kernels& kern, GgmlType type))(const WeightedSumArgs&) {
-  return type == GgmlType::F16 ? kern.weighted_sum_f16 : kern.weighted_sum_f32;
+const CacheRow& cache_row(GgmlType type) {
+  for (const CacheRow& row : kCacheTypes)
+    if (row.type == type) return row;
+  throw Error("attention: no kernels for a KV cache of type " + std::string(ggml_type_name(type)));
 }
 
 // Tokens at positions pos0 .. pos0 + B - 1; every row array is [KV head][row][...] with row
@@ -56,15 +72,25 @@ void attend(const Kernels& kern, const float* q, const KvCache& cache, int layer
                   q + b * q_dim + int64_t(kvh) * group * hd, sizeof(float) * size_t(group) * hd);
 
   // ---- 1. scores of every row against positions 0 .. n_pos - 1 (a row ignores those after its own) ----
-  const TypeKernels& keys = key_kernels(kern, cache.type());
+  const CacheRow& type = cache_row(cache.type());
+  const TypeKernels& keys = for_type(kern, cache.type());
+  const uint8_t* x = reinterpret_cast<const uint8_t*>(s.q.data());
+  size_t x_row_bytes = sizeof(float) * size_t(hd);
+  if (activation_type(cache.type()) == GgmlType::Q8_0) {
+    x_row_bytes = sizeof(block_q8_0) * size_t(hd / QK8_0);
+    s.q8.resize(size_t(n_kv) * rows * (hd / QK8_0));
+    for (int r = 0; r < n_kv * rows; ++r)
+      kern.quantize_row_q8_0(&s.q[size_t(r) * hd], &s.q8[size_t(r) * (hd / QK8_0)], hd);
+    x = reinterpret_cast<const uint8_t*>(s.q8.data());
+  }
   const int chunks = (n_pos + kScoreChunk - 1) / kScoreChunk;
   pool.parallel_for(int64_t(n_kv) * chunks, [&](int64_t t0, int64_t t1) {
     for (int64_t task = t0; task < t1; ++task) {
       const int kvh = int(task / chunks), c = int(task % chunks);
       const MatmulArgs a{hd, cache.key(layer, kvh, 0), cache.row_bytes(), int64_t(c) * kScoreChunk,
                          std::min<int64_t>(n_pos, int64_t(c + 1) * kScoreChunk),
-                         reinterpret_cast<const uint8_t*>(&s.q[size_t(kvh) * rows * hd]),
-                         sizeof(float) * size_t(hd), rows, &s.scores[size_t(kvh) * rows * n_pos], n_pos};
+                         x + size_t(kvh) * rows * x_row_bytes, x_row_bytes, rows,
+                         &s.scores[size_t(kvh) * rows * n_pos], n_pos};
       keys.matmul(a);
     }
   }, 1);
@@ -82,9 +108,9 @@ void attend(const Kernels& kern, const float* q, const KvCache& cache, int layer
   // ---- 3. out = sum_t p_t v_t in position order, per (KV head, slice of head_dim) ----
   // Slices only to give every thread work when there are few KV heads (several ranks).
   int slices = 1;
-  while (n_kv * slices < 2 * pool.size() && hd % (slices * 2) == 0 && hd / (slices * 2) >= 16) slices *= 2;
+  while (n_kv * slices < 2 * pool.size() && hd % (slices * 2 * type.min_slice) == 0) slices *= 2;
   const int width = hd / slices;
-  const auto weighted_sum = value_kernel(kern, cache.type());
+  const auto weighted_sum = kern.*type.weighted_sum;
   pool.parallel_for(int64_t(n_kv) * slices, [&](int64_t t0, int64_t t1) {
     for (int64_t task = t0; task < t1; ++task) {
       const int kvh = int(task / slices), i0 = int(task % slices) * width;

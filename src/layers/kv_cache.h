@@ -1,5 +1,6 @@
 // Keys and values of every position seen so far, for this rank's KV heads only, as F32 (the exact
-// path, the default) or F16 (--kv-type f16: half the bytes that attention reads per position).
+// path, the default), F16 or Q8_0 (--kv-type: a half or 34/128 of the bytes that attention reads
+// per position, rounded as ggml rounds them).
 //
 // Each head's positions lie one after the other ([layer][head][position][head_dim]): attention
 // reads a head's keys (then values) for positions 0 .. pos as one sequential run, which the
@@ -7,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ggml/ggml_type.h"
@@ -15,7 +17,7 @@ namespace r1pi {
 
 class KvCache {
  public:
-  // type: F32 or F16 (anything else is refused with Error).
+  // type: F32, F16 or Q8_0 (head_dim a multiple of 32); anything else is refused with Error.
   KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type = GgmlType::F32);
   int n_ctx() const { return n_ctx_; }
   int head_dim() const { return head_dim_; }
@@ -26,9 +28,13 @@ class KvCache {
   const uint8_t* key(int layer, int head, int pos) const { return keys_.data() + offset(layer, head, pos); }
   const uint8_t* value(int layer, int head, int pos) const { return values_.data() + offset(layer, head, pos); }
   // Stores one position's keys and values, n_heads * head_dim floats each, heads one after
-  // another, converted to the cache's type (F16: round to nearest even).
+  // another, converted to the cache's type (F16: round to nearest even; Q8_0: ggml's quantiser).
   void store(int layer, int pos, const float* keys, const float* values);
   uint64_t bytes() const { return keys_.size() + values_.size(); }
+  // The bytes of such a cache, without making one.
+  static uint64_t bytes_for(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type) {
+    return 2 * uint64_t(n_layers) * n_heads * n_ctx * ggml_row_bytes(type, uint64_t(head_dim));
+  }
 
  private:
   size_t offset(int layer, int head, int pos) const {
@@ -39,5 +45,8 @@ class KvCache {
   size_t row_bytes_;
   std::vector<uint8_t> keys_, values_;
 };
+
+// --kv-type's names: "f32", "f16", "q8_0" (Error for another).
+GgmlType kv_cache_type(const std::string& name);
 
 }  // namespace r1pi

@@ -30,7 +30,10 @@
 // axpy: y[i] = fma(a, x[i], y[i])
 // weighted_sum (attention's values): per output element, over the positions in order,
 //   out[i] = fma(p_t, v_t[i], out[i])      (F16 values converted to float first)
-//   so each element is its own chain and any split of the elements or rows gives the same bytes.
+//   Q8_0 values: per 32-element block, pd = p_t * fp16_to_fp32(d) (one rounding), then
+//   out[i] = fma(pd, (float)q_i, out[i]).
+//   Each element is its own chain, so any split of the elements (on whole blocks for Q8_0) or
+//   of the rows gives the same bytes.
 //
 // Where a type with a min term goes (Q4_K, Q5_K; none is implemented yet). ggml dequantises such a
 // weight as y = d * scale * q - dmin * min, with 6-bit scale and min per 32-element sub-block and q
@@ -115,9 +118,10 @@ struct Kernels {
   void (*silu_mul)(float* g, const float* u, int64_t n);
   void (*rope)(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
   void (*axpy)(float* y, float a, const float* x, int64_t n);
-  // weighted_sum over value rows of each KV cache type (F32, F16).
+  // weighted_sum over value rows of each KV cache type (F32, F16, Q8_0: n a multiple of 32).
   void (*weighted_sum_f32)(const WeightedSumArgs& a);
   void (*weighted_sum_f16)(const WeightedSumArgs& a);
+  void (*weighted_sum_q8_0)(const WeightedSumArgs& a);
 };
 
 // The per-type facts, from one table with a row per weight type (kernels.cpp): the activation type

@@ -135,6 +135,20 @@ void weighted_sum(const WeightedSumArgs& a) {
   }
 }
 
+void weighted_sum_q8_0(const WeightedSumArgs& a) {
+  for (int r = 0; r < a.R; ++r) {
+    float* o = a.out + r * a.out_stride;
+    for (int64_t t = 0; t < a.T; ++t) {
+      const block_q8_0* v = reinterpret_cast<const block_q8_0*>(a.v + t * a.v_row_bytes);
+      for (int64_t b = 0; b < a.n / QK8_0; ++b) {
+        const float pd = a.p[r * a.p_stride + t] * fp16_to_fp32(v[b].d);
+        for (int i = 0; i < QK8_0; ++i)
+          o[b * QK8_0 + i] = std::fma(pd, float(v[b].qs[i]), o[b * QK8_0 + i]);
+      }
+    }
+  }
+}
+
 // The matrix products as plain loops over the row dot products (the definition of their results).
 template <typename W, typename X, float (*Dot)(int64_t, const W*, const X*)>
 void matmul_by_rows(const MatmulArgs& a) {
@@ -172,6 +186,7 @@ const Kernels kScalar = {
     .axpy = axpy,
     .weighted_sum_f32 = weighted_sum<float>,
     .weighted_sum_f16 = weighted_sum<uint16_t>,
+    .weighted_sum_q8_0 = weighted_sum_q8_0,
 };
 
 }  // namespace

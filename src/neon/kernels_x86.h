@@ -47,6 +47,7 @@ void matmul_f16_f32(const MatmulArgs& a);
 void matmul_f32_f32(const MatmulArgs& a);
 void weighted_sum_f32(const WeightedSumArgs& a);
 void weighted_sum_f16(const WeightedSumArgs& a);
+void weighted_sum_q8_0(const WeightedSumArgs& a);
 }  // namespace x86
 
 namespace {
@@ -70,6 +71,7 @@ constexpr Kernels x86_kernels(const char* name, TypeKernels q4_0, TypeKernels q8
       .axpy = x86::axpy,
       .weighted_sum_f32 = x86::weighted_sum_f32,
       .weighted_sum_f16 = x86::weighted_sum_f16,
+      .weighted_sum_q8_0 = x86::weighted_sum_q8_0,
   };
 }
 

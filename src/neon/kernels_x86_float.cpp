@@ -108,29 +108,77 @@ void weighted_rows(const WeightedSumArgs& a, int r0, int64_t t0, int64_t t1) {
 // Positions in blocks of kBlock: a block's value rows (16 KB of F32 at head_dim 128) stay in L1
 // while every row tile and column of the block passes over them; the next block is prefetched
 // while the first tile reads this one, since the tiles visit a row's lines out of order.
-template <bool F16>
-void weighted_sum(const WeightedSumArgs& a) {
+// rows.template operator()<R>(r0, t0, t1) does R rows from r0 over positions [t0, t1).
+template <class Rows>
+void weighted_blocks(const WeightedSumArgs& a, size_t row_bytes, Rows&& rows) {
   constexpr int64_t kBlock = 32;
-  const size_t line_bytes = 64, row_bytes = size_t(a.n) * (F16 ? 2 : 4);
   for (int64_t t0 = 0; t0 < a.T; t0 += kBlock) {
     const int64_t t1 = min64(a.T, t0 + kBlock);
     for (int64_t t = t1; t < min64(a.T, t1 + kBlock); ++t)
-      for (size_t b = 0; b < row_bytes; b += line_bytes)
+      for (size_t b = 0; b < row_bytes; b += 64)
         _mm_prefetch(reinterpret_cast<const char*>(a.v + size_t(t) * a.v_row_bytes + b), _MM_HINT_T0);
     int r = 0;
-    for (; r + 4 <= a.R; r += 4) weighted_rows<F16, 4>(a, r, t0, t1);
+    for (; r + 4 <= a.R; r += 4) rows.template operator()<4>(r, t0, t1);
     switch (a.R - r) {
-      case 3: weighted_rows<F16, 3>(a, r, t0, t1); break;
-      case 2: weighted_rows<F16, 2>(a, r, t0, t1); break;
-      case 1: weighted_rows<F16, 1>(a, r, t0, t1); break;
+      case 3: rows.template operator()<3>(r, t0, t1); break;
+      case 2: rows.template operator()<2>(r, t0, t1); break;
+      case 1: rows.template operator()<1>(r, t0, t1); break;
       default: break;
     }
   }
 }
 
+template <bool F16>
+void weighted_sum(const WeightedSumArgs& a) {
+  weighted_blocks(a, size_t(a.n) * (F16 ? 2 : 4), [&]<int R>(int r, int64_t t0, int64_t t1) {
+    weighted_rows<F16, R>(a, r, t0, t1);
+  });
+}
+
+// Q8_0 value rows: R rows x 16 elements (half a block) per tile; pd = p_t * d is the same float
+// in every lane, so the broadcast product equals the scalar one.
+template <int R>
+void weighted_q8_0_rows(const WeightedSumArgs& a, int r0, int64_t t0, int64_t t1) {
+  const float* lut = f16_table();
+  const float* p = a.p + r0 * a.p_stride;
+  for (int64_t i = 0; i < a.n; i += 16) {
+    const int64_t blk = i / QK8_0, in_blk = i % QK8_0;
+    float* o[R];
+    __m256 acc[R][2];
+    for (int r = 0; r < R; ++r) {
+      o[r] = a.out + (r0 + r) * a.out_stride + i;
+      acc[r][0] = _mm256_loadu_ps(o[r]);
+      acc[r][1] = _mm256_loadu_ps(o[r] + 8);
+    }
+    for (int64_t t = t0; t < t1; ++t) {
+      const uint8_t* b = a.v + size_t(t) * a.v_row_bytes + size_t(blk) * sizeof(block_q8_0);
+      const __m256 d = _mm256_broadcast_ss(lut + load_u16(b));
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + in_blk));
+      const __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
+      const __m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8)));
+      for (int r = 0; r < R; ++r) {
+        const __m256 pd = _mm256_mul_ps(_mm256_broadcast_ss(p + r * a.p_stride + t), d);
+        acc[r][0] = _mm256_fmadd_ps(pd, v0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(pd, v1, acc[r][1]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      _mm256_storeu_ps(o[r], acc[r][0]);
+      _mm256_storeu_ps(o[r] + 8, acc[r][1]);
+    }
+  }
+}
+
+void weighted_q8_0(const WeightedSumArgs& a) {
+  weighted_blocks(a, size_t(a.n / QK8_0) * sizeof(block_q8_0), [&]<int R>(int r, int64_t t0, int64_t t1) {
+    weighted_q8_0_rows<R>(a, r, t0, t1);
+  });
+}
+
 }  // namespace
 
 namespace x86 {
+void weighted_sum_q8_0(const WeightedSumArgs& a) { weighted_q8_0(a); }
 void weighted_sum_f32(const WeightedSumArgs& a) { weighted_sum<false>(a); }
 void weighted_sum_f16(const WeightedSumArgs& a) { weighted_sum<true>(a); }
 void matmul_f16_f32(const MatmulArgs& a) { matmul_float<true>(a); }

@@ -22,6 +22,7 @@ struct RunOptions {
   int ctx_size = 0;            // 0: min(trained, 4096)
   int batch_size = 64;
   bool no_bos = false;
+  std::string kv_type = "f32";     // the KV cache's type: f32 (exact), f16, q8_0
   // Multi-rank jobs.
   std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices

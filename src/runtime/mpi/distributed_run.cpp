@@ -103,7 +103,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
       pool_holder.emplace(o.threads);
       sync_holder.emplace(parse_sync_method(o.sync), rank, n_ranks);
       forward_holder.emplace(model.config, model.weights, model.shard, n_ctx, *pool_holder,
-                             *sync_holder);
+                             *sync_holder, kv_cache_type(o.kv_type));
     } catch (const Error& e) {
       error = e.what();
     } catch (const std::bad_alloc&) {
@@ -133,7 +133,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
+  print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds, forward.kv_cache_bytes());
   GenerationOptions gen{o.n_predict, o.batch_size, o.sampler};
   const GenerationResult result = generate(source, *model.tokenizer, prompt, gen, print_text);
   source.stop(0);

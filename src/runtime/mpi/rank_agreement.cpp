@@ -62,6 +62,9 @@ const SharedOption kSharedOptions[] = {
     {"--check-ranks", [](const RunOptions& o) { return int32_t(o.check_ranks); }, on_off},
     {"-c/--ctx-size", [](const RunOptions& o) { return int32_t(o.ctx_size); },
      [](int32_t v) { return v ? std::to_string(v) : std::string("the default"); }},
+    // (not a collective, but ranks with different caches would hold different hidden states)
+    {"--kv-type", [](const RunOptions& o) { return int32_t(o.kv_type == "f16" ? 1 : o.kv_type == "q8_0" ? 2 : 0); },
+     [](int32_t v) { return std::string(v == 1 ? "f16" : v == 2 ? "q8_0" : "f32"); }},
 };
 constexpr int kShared = int(sizeof kSharedOptions / sizeof kSharedOptions[0]);
 
