@@ -11,6 +11,7 @@
 //   fit threads=T points=N a_ms=... b_us=... r2=... kv_bytes_per_pos=... attention_GBps=...
 //   fit_min ... (the same over the window minima)
 // Usage: decode_depth MODEL [--threads 2] [--tokens 3000] [--every 500] [--dump FILE]
+//                     [--kv-type f32|f16|q8_0]
 //   --dump writes "position ms" for every forward.
 #include <algorithm>
 #include <chrono>
@@ -59,11 +60,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   int threads = 2, n = 3000, every = 500;
-  std::string dump;
+  std::string dump, kv_type = "f32";
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--dump") {
-      dump = argv[i + 1];
+    if (a == "--dump" || a == "--kv-type") {
+      (a == "--dump" ? dump : kv_type) = argv[i + 1];
       continue;
     }
     const int v = std::max(1, std::atoi(argv[i + 1]));
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
     const LoadedModel m = load_model(argv[1]);
     ThreadPool pool(threads);
     NoSync sync;
-    LlamaForward fwd(m.config, m.weights, m.shard, n, pool, sync);
+    LlamaForward fwd(m.config, m.weights, m.shard, n, pool, sync, kv_cache_type(kv_type));
     std::printf("model kernels=%s threads=%d kv_cache_bytes=%llu\n", kernels().name, threads,
                 (unsigned long long)fwd.kv_cache_bytes());
     std::fflush(stdout);
