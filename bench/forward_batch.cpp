@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.h"
 #include "common/error.h"
 #include "layers/llama_forward.h"
 #include "model/model_loader.h"
@@ -19,16 +20,6 @@
 #include "common/thread_pool.h"
 
 namespace {
-
-std::vector<int> parse_list(const std::string& list) {
-  std::vector<int> v;
-  for (size_t pos = 0; pos <= list.size();) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    v.push_back(std::max(1, std::atoi(list.substr(pos, comma - pos).c_str())));
-    pos = comma + 1;
-  }
-  return v;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -49,8 +40,8 @@ int main(int argc, char** argv) {
   int reps = 5, prefill = 128;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--threads") threads = parse_list(argv[i + 1]);
-    else if (a == "--batches") batches = parse_list(argv[i + 1]);
+    if (a == "--threads") threads = bench::parse_list(argv[i + 1]);
+    else if (a == "--batches") batches = bench::parse_list(argv[i + 1]);
     else if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
     else if (a == "--prefill") prefill = std::max(0, std::atoi(argv[i + 1]));
     else {

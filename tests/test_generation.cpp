@@ -40,11 +40,11 @@ struct GreedyRun {
 };
 
 GreedyRun greedy_run(int threads, int batch_size, int n_predict = 24, float temperature = 0.0f,
-               uint64_t seed = 0) {
+               uint64_t seed = 0, GgmlType kv_type = GgmlType::F32) {
   const LoadedModel& m = tiny();
   ThreadPool pool(threads);
   NoSync sync;
-  LlamaForward forward(m.config, m.weights, m.shard, 256, pool, sync);
+  LlamaForward forward(m.config, m.weights, m.shard, 256, pool, sync, kv_type);
   GenerationOptions o;
   o.n_predict = n_predict;
   o.batch_size = batch_size;
@@ -65,6 +65,17 @@ TEST(Generation, ShaIndependentOfBatchSize) {
 TEST(Generation, ShaIndependentOfThreadCount) {
   const GreedyRun one = greedy_run(1, 64);
   for (int threads : {2, 3, 4}) EXPECT_EQ(greedy_run(threads, 64).sha, one.sha) << threads;
+}
+
+// The smaller caches have their own hashes, as stable as F32's.
+TEST(Generation, KvCacheTypesShaIndependentOfThreadsAndBatch) {
+  for (GgmlType type : {GgmlType::F16, GgmlType::Q8_0}) {
+    const GreedyRun one = greedy_run(1, 1, 24, 0.0f, 0, type);
+    EXPECT_EQ(one.ids.size(), 24u);
+    for (auto [threads, batch] : {std::pair{1, 5}, {2, 64}, {3, 2}, {4, 64}})
+      EXPECT_EQ(greedy_run(threads, batch, 24, 0.0f, 0, type).sha, one.sha)
+          << ggml_type_name(type) << " threads " << threads << " batch " << batch;
+  }
 }
 
 TEST(Generation, RepeatedRunsAgree) {

@@ -1,9 +1,9 @@
 // The float kernels of every backend this build runs on this CPU against the scalar reference,
 // byte for byte (test_kernels_backends.cpp has the quantised ones and the engine): the float dot
 // products at every tail length and every fp16 value, rmsnorm, softmax (masks, infinities, NaN),
-// silu_mul and the vector exps over sweeps of all floats, rope and axpy. Portable code only, so
-// that the same file runs natively and under qemu; with no SIMD backend the comparisons are
-// skipped. Where a NaN's payload follows the compiler's operand order, any NaN matches a NaN
+// silu_mul and the vector exps over sweeps of all floats, rope, axpy and attention's weighted
+// sums. Portable code only, so that the same file runs natively and under qemu; with no SIMD
+// backend the comparisons are skipped. Where a NaN's payload follows the compiler's operand order, any NaN matches a NaN
 // (bits_any_nan); everywhere else the bits must be the same.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -293,6 +294,71 @@ TEST(Backends, AxpySameBytes) {
         ASSERT_TRUE(same_floats(got.data(), want.data(), got.size())) << k->name << " n=" << n;
       }
     }
+  }
+}
+
+// Attention's weighted sums over F32 and F16 value rows: every row count of the tiles and their
+// remainders, element counts with tails, position counts around the 32-position blocks, padded
+// strides, and outputs that already hold a partial sum.
+TEST(Backends, WeightedSumSameBytes) {
+  FOR_EACH_BACKEND(k) {
+    std::mt19937 rng(43);
+    for (bool f16 : {false, true})
+      for (int64_t n : {1, 4, 7, 8, 9, 13, 16, 17, 24, 31, 64, 100, 128})
+        for (int R : {1, 2, 3, 4, 5, 6, 9})
+          for (int64_t T : {0, 1, 5, 31, 32, 33, 70}) {
+            const size_t elem = f16 ? 2 : 4, v_row = size_t(n + 3) * elem;
+            std::vector<uint8_t> v(size_t(T) * v_row);
+            const std::vector<float> vf = float_row(T * (n + 3), rng);
+            for (size_t i = 0; i < vf.size(); ++i) {
+              if (f16) {
+                const uint16_t h = fp32_to_fp16(vf[i]);
+                std::memcpy(&v[2 * i], &h, 2);
+              } else {
+                std::memcpy(&v[4 * i], &vf[i], 4);
+              }
+            }
+            const int64_t p_stride = T + 2, out_stride = n + 5;
+            const std::vector<float> p = float_row(R * p_stride + 1, rng, 0.1f);
+            std::vector<float> got = float_row(R * out_stride, rng), want = got;
+            const WeightedSumArgs a{n, v.data(), v_row, T, p.data(), p_stride, R, got.data(), out_stride};
+            WeightedSumArgs b = a;
+            b.out = want.data();
+            (f16 ? k->weighted_sum_f16 : k->weighted_sum_f32)(a);
+            (f16 ? S().weighted_sum_f16 : S().weighted_sum_f32)(b);
+            ASSERT_TRUE(same_floats(got.data(), want.data(), got.size()))
+                << k->name << (f16 ? " f16" : " f32") << " n=" << n << " R=" << R << " T=" << T;
+          }
+  }
+}
+
+// The same over Q8_0 value rows (whole blocks; extreme quants and scales included).
+TEST(Backends, WeightedSumQ8_0SameBytes) {
+  FOR_EACH_BACKEND(k) {
+    std::mt19937 rng(44);
+    for (int64_t n : {32, 64, 96, 128})
+      for (int R : {1, 2, 3, 4, 5, 9})
+        for (int64_t T : {0, 1, 31, 32, 33, 70}) {
+          const int64_t blocks = n / QK8_0 + 1;  // a padded row
+          std::vector<block_q8_0> v(size_t(T * blocks));
+          std::uniform_int_distribution<int> q(-128, 127);
+          for (size_t i = 0; i < v.size(); ++i) {
+            v[i].d = fp32_to_fp16(i % 7 == 0 ? 65504.0f : i % 5 == 0 ? 6e-8f : 0.01f * float(i % 13));
+            for (int8_t& x : v[i].qs) x = int8_t(q(rng));
+          }
+          const int64_t p_stride = T + 1, out_stride = n + 3;
+          const std::vector<float> p = float_row(R * p_stride + 1, rng, 0.1f);
+          std::vector<float> got = float_row(R * out_stride, rng), want = got;
+          const WeightedSumArgs a{n, reinterpret_cast<const uint8_t*>(v.data()),
+                                  sizeof(block_q8_0) * size_t(blocks), T, p.data(), p_stride, R,
+                                  got.data(), out_stride};
+          WeightedSumArgs b = a;
+          b.out = want.data();
+          k->weighted_sum_q8_0(a);
+          S().weighted_sum_q8_0(b);
+          ASSERT_TRUE(same_floats(got.data(), want.data(), got.size()))
+              << k->name << " n=" << n << " R=" << R << " T=" << T;
+        }
   }
 }
 

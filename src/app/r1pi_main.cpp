@@ -170,6 +170,9 @@ int main(int argc, char** argv) {
   app.add_option("--spec-ngram", spec_ngram, "n-gram lengths MIN:MAX the drafter matches")->group(spec);
   app.add_option("--spec-cost", o.spec_cost, "cost curve file ('B cost' lines) instead of measuring")
       ->group(spec);
+  app.add_option("--kv-type", o.kv_type,
+                 "KV cache type: f32 (exact, default), f16 or q8_0 (half or a quarter of the bytes, approximate)")
+      ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
   auto* mpi = "multi-rank (mpirun) options";
   app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather or allreduce")
       ->check(CLI::IsMember({"allgather", "allreduce"}))->group(mpi);

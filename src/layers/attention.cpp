@@ -1,38 +1,193 @@
+// Attention in three steps. However they are split over the thread pool, no output bit depends on
+// the split, hence neither on the thread count nor on the batch a token came in:
+//   1. scores, per (KV head, chunk of positions): the matrix product of the chunk's keys with the
+//      query rows of all the head's query heads and tokens (the keys read once for all of them);
+//      each score is one dot product of the recipe;
+//   2. per query row: the scale and the softmax over the row's own positions (causal);
+//   3. per (KV head, slice of head_dim): the weighted sum of the values in position order, the
+//      values read once for every query row of the head.
+// Each result is the reference's: a score is the same dot product, the softmax the same call, an
+// output element the same chain of fmas over the positions.
 #include "layers/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
-#include "neon/kernels.h"
+#include "common/error.h"
 #include "common/thread_pool.h"
+#include "neon/kernels.h"
 
 namespace r1pi {
 
-void attention(const float* q, KvCache& cache, int layer, int pos0, int B,
-               const AttentionShape& shape, float* out, ThreadPool& pool) {
-  const Kernels& kern = kernels();
-  const int hd = shape.head_dim;
-  const int group = shape.n_q_heads / shape.n_kv_heads;
-  const int q_dim = shape.n_q_heads * hd;
-  const float scale = 1.0f / std::sqrt(float(hd));
-  pool.parallel_for(int64_t(B) * shape.n_q_heads, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> scores;
+namespace {
+
+// Positions per scores task: a chunk's keys (64 KB of F32 at head_dim 128) stay in L2 while the
+// matmul passes over them once per four query rows.
+constexpr int kScoreChunk = 128;
+// Scores held at once (floats, 16 MB): a longer batch goes in groups of tokens.
+constexpr int64_t kMaxScores = int64_t(1) << 22;
+
+struct Scratch {
+  std::vector<float> q, scores, out;
+  std::vector<block_q8_0> q8;  // the query rows as Q8_0, for a Q8_0 cache's keys
+};
+
+// Per cache type: the kernel of its values (its keys go through the type's matmul, on query rows
+// of the type's activation type) and the narrowest slice of head_dim it can take.
+struct CacheRow {
+  GgmlType type;
+  void (*Kernels::*weighted_sum)(const WeightedSumArgs&);
+  int min_slice;
+};
+constexpr CacheRow kCacheTypes[] = {
+    {GgmlType::F32, &Kernels::weighted_sum_f32, 16},
+    {GgmlType::F16, &Kernels::weighted_sum_f16, 16},
+    {GgmlType::Q8_0, &Kernels::weighted_sum_q8_0, QK8_0},
+};
+
+const CacheRow& cache_row(GgmlType type) {
+  for (const CacheRow& row : kCacheTypes)
+    if (row.type == type) return row;
+  throw Error("attention: no kernels for a KV cache of type " + std::string(ggml_type_name(type)));
+}
+
+// One call's work over tokens at positions pos0 .. pos0 + B - 1. Every row array is
+// [KV head][row][...] with row r = b * group + g (query head kvh * group + g of token b).
+class Attend {
+ public:
+  Attend(const Kernels& kern, const float* q, const KvCache& cache, int layer, int pos0, int B,
+         const AttentionShape& shape, Scratch& s)
+      : kern_(kern), cache_(cache), type_(cache_row(cache.type())), keys_(for_type(kern, cache.type())),
+        layer_(layer), pos0_(pos0), B_(B), hd_(shape.head_dim), n_kv_(shape.n_kv_heads),
+        group_(shape.n_q_heads / shape.n_kv_heads), rows_(B * group_), n_pos_(pos0 + B),
+        q_dim_(int64_t(shape.n_q_heads) * hd_), scale_(1.0f / std::sqrt(float(hd_))), s_(s) {
+    s.q.resize(size_t(n_kv_) * rows_ * hd_);
+    s.scores.resize(size_t(n_kv_) * rows_ * n_pos_);
+    s.out.resize(size_t(n_kv_) * rows_ * hd_);
+    for (int kvh = 0; kvh < n_kv_; ++kvh)
+      for (int b = 0; b < B; ++b)
+        std::memcpy(&s.q[(size_t(kvh) * rows_ + size_t(b) * group_) * hd_],
+                    q + b * q_dim_ + int64_t(kvh) * group_ * hd_, sizeof(float) * size_t(group_) * hd_);
+    x_ = reinterpret_cast<const uint8_t*>(s.q.data());
+    x_row_bytes_ = sizeof(float) * size_t(hd_);
+    if (activation_type(cache.type()) == GgmlType::Q8_0) {
+      x_row_bytes_ = sizeof(block_q8_0) * size_t(hd_ / QK8_0);
+      s.q8.resize(size_t(n_kv_) * rows_ * (hd_ / QK8_0));
+      for (int r = 0; r < n_kv_ * rows_; ++r)
+        kern.quantize_row_q8_0(&s.q[size_t(r) * hd_], &s.q8[size_t(r) * (hd_ / QK8_0)], hd_);
+      x_ = reinterpret_cast<const uint8_t*>(s.q8.data());
+    }
+  }
+  int n_kv() const { return n_kv_; }
+  int head_dim() const { return hd_; }
+  int chunks() const { return (n_pos_ + kScoreChunk - 1) / kScoreChunk; }
+  int slices(int threads) const {
+    int n = 1;
+    while (n_kv_ * n < 2 * threads && hd_ % (n * 2 * type_.min_slice) == 0) n *= 2;
+    return n;
+  }
+
+  // ---- 1. the scores of every row of KV head kvh against positions of chunk c (0 .. n_pos - 1
+  // in all; a row ignores those after its own) ----
+  void scores(int kvh, int c) const {
+    keys_.matmul({hd_, cache_.key(layer_, kvh, 0), cache_.row_bytes(), int64_t(c) * kScoreChunk,
+                  std::min<int64_t>(n_pos_, int64_t(c + 1) * kScoreChunk),
+                  x_ + size_t(kvh) * rows_ * x_row_bytes_, x_row_bytes_, rows_,
+                  &s_.scores[size_t(kvh) * rows_ * n_pos_], n_pos_});
+  }
+
+  // ---- 2. scale and softmax of kvh's rows over each row's positions 0 .. pos0 + b, into p (row
+  // stride n_pos; p may be the scores themselves) ----
+  void softmax(int kvh, float* p) const {
+    for (int r = 0; r < rows_; ++r) {
+      const float* sr = &s_.scores[(size_t(kvh) * rows_ + r) * n_pos_];
+      float* pr = p + size_t(r) * n_pos_;
+      const int len = pos0_ + r / group_ + 1;
+      for (int t = 0; t < len; ++t) pr[t] = sr[t] * scale_;
+      kern_.softmax(pr, len);
+    }
+  }
+  float* scores_of(int kvh) const { return &s_.scores[size_t(kvh) * rows_ * n_pos_]; }
+  size_t scores_per_head() const { return size_t(rows_) * n_pos_; }
+
+  // ---- 3. elements [i0, i0 + width) of kvh's outputs: sum_t p_t v_t in position order ----
+  void values(int kvh, int i0, int width, const float* p, float* out) const {
+    const auto weighted_sum = kern_.*type_.weighted_sum;
+    float* o = &s_.out[size_t(kvh) * rows_ * hd_ + i0];
+    for (int r = 0; r < rows_; ++r) std::memset(o + size_t(r) * hd_, 0, sizeof(float) * width);
+    const size_t rb = cache_.row_bytes();
+    const uint8_t* v = cache_.value(layer_, kvh, 0) + ggml_row_bytes(cache_.type(), uint64_t(i0));
+    // Positions 0 .. pos0 are every token's; position pos0 + j only those of tokens j and later.
+    weighted_sum({width, v, rb, pos0_ + 1, p, n_pos_, rows_, o, hd_});
+    for (int j = 1; j < B_; ++j)
+      weighted_sum({width, v + size_t(pos0_ + j) * rb, rb, 1, p + size_t(j) * group_ * n_pos_ + pos0_ + j,
+                    n_pos_, rows_ - j * group_, o + size_t(j) * group_ * hd_, hd_});
+    for (int r = 0; r < rows_; ++r)
+      std::memcpy(out + (r / group_) * q_dim_ + int64_t(kvh * group_ + r % group_) * hd_ + i0,
+                  o + size_t(r) * hd_, sizeof(float) * width);
+  }
+
+ private:
+  const Kernels& kern_;
+  const KvCache& cache_;
+  const CacheRow& type_;
+  const TypeKernels& keys_;
+  const int layer_, pos0_, B_, hd_, n_kv_, group_, rows_, n_pos_;
+  const int64_t q_dim_;
+  const float scale_;
+  Scratch& s_;
+  const uint8_t* x_;
+  size_t x_row_bytes_;
+};
+
+// With at least two KV heads per thread, one task per head does all three steps (one hand-off of
+// the pool per call). With fewer (several ranks), the scores go per (head, chunk) and the values
+// per (head, slice of head_dim), each slice task with its own copy of the head's softmax.
+void attend(const Attend& a, float* out, ThreadPool& pool) {
+  if (a.n_kv() >= 2 * pool.size()) {
+    pool.parallel_for(a.n_kv(), [&](int64_t h0, int64_t h1) {
+      for (int kvh = int(h0); kvh < int(h1); ++kvh) {
+        for (int c = 0; c < a.chunks(); ++c) a.scores(kvh, c);
+        a.softmax(kvh, a.scores_of(kvh));
+        a.values(kvh, 0, a.head_dim(), a.scores_of(kvh), out);
+      }
+    }, 1);
+    return;
+  }
+  const int chunks = a.chunks(), slices = a.slices(pool.size()), width = a.head_dim() / slices;
+  pool.parallel_for(int64_t(a.n_kv()) * chunks, [&](int64_t t0, int64_t t1) {
+    for (int64_t task = t0; task < t1; ++task) a.scores(int(task / chunks), int(task % chunks));
+  }, 1);
+  pool.parallel_for(int64_t(a.n_kv()) * slices, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> p;
+    p.resize(a.scores_per_head());
     for (int64_t task = t0; task < t1; ++task) {
-      const int b = int(task / shape.n_q_heads), h = int(task % shape.n_q_heads);
-      const int pos = pos0 + b, kvh = h / group;
-      const float* qh = q + int64_t(b) * q_dim + int64_t(h) * hd;
-      scores.resize(size_t(pos) + 1);
-      // ---- scores = q . k / sqrt(head_dim), softmax over positions 0..pos ----
-      for (int t = 0; t <= pos; ++t)
-        scores[t] = kern.vec_dot_f32(hd, qh, cache.key(layer, kvh, t)) * scale;
-      kern.softmax(scores.data(), pos + 1);
-      // ---- out = sum_t p_t v_t, in position order ----
-      float* oh = out + int64_t(b) * q_dim + int64_t(h) * hd;
-      std::memset(oh, 0, sizeof(float) * size_t(hd));
-      for (int t = 0; t <= pos; ++t) kern.axpy(oh, scores[t], cache.value(layer, kvh, t), hd);
+      const int kvh = int(task / slices);
+      a.softmax(kvh, p.data());
+      a.values(kvh, int(task % slices) * width, width, p.data(), out);
     }
   }, 1);
+}
+
+}  // namespace
+
+void attention(const Kernels& kern, const float* q, const KvCache& cache, int layer, int pos0,
+               int B, const AttentionShape& shape, float* out, ThreadPool& pool) {
+  thread_local Scratch scratch;
+  const int64_t q_dim = int64_t(shape.n_q_heads) * shape.head_dim;
+  const int64_t per_token = int64_t(shape.n_q_heads) * (pos0 + B);
+  const int tokens = int(std::clamp<int64_t>(kMaxScores / per_token, 1, B));
+  for (int b0 = 0; b0 < B; b0 += tokens)
+    attend(Attend(kern, q + b0 * q_dim, cache, layer, pos0 + b0, std::min(tokens, B - b0), shape, scratch),
+           out + b0 * q_dim, pool);
+}
+
+void attention(const float* q, const KvCache& cache, int layer, int pos0, int B,
+               const AttentionShape& shape, float* out, ThreadPool& pool) {
+  attention(kernels(), q, cache, layer, pos0, B, shape, out, pool);
 }
 
 }  // namespace r1pi

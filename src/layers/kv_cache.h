@@ -1,4 +1,6 @@
-// Keys and values of every position seen so far, for this rank's KV heads only (F32).
+// Keys and values of every position seen so far, for this rank's KV heads only, as F32 (the exact
+// path, the default), F16 or Q8_0 (--kv-type: a half or 34/128 of the bytes that attention reads
+// per position, rounded as ggml rounds them).
 //
 // Each head's positions lie one after the other ([layer][head][position][head_dim]): attention
 // reads a head's keys (then values) for positions 0 .. pos as one sequential run, which the
@@ -6,41 +8,45 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+#include <string>
 #include <vector>
+
+#include "ggml/ggml_type.h"
 
 namespace r1pi {
 
 class KvCache {
  public:
-  KvCache(int n_layers, int n_ctx, int n_heads, int head_dim)
-      : n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim),
-        keys_(size_t(n_layers) * n_heads * n_ctx * head_dim),
-        values_(size_t(n_layers) * n_heads * n_ctx * head_dim) {}
+  // type: F32, F16 or Q8_0 (head_dim a multiple of 32); anything else is refused with Error.
+  KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type = GgmlType::F32);
   int n_ctx() const { return n_ctx_; }
-  // Head `head`'s key (value) at position pos: head_dim floats, position pos + 1's right after.
-  const float* key(int layer, int head, int pos) const {
-    return keys_.data() + offset(layer, head, pos);
+  int head_dim() const { return head_dim_; }
+  GgmlType type() const { return type_; }
+  // Bytes of one position's key (or value) of one head; position pos + 1's follows it.
+  size_t row_bytes() const { return row_bytes_; }
+  // Head `head`'s key (value) row at position pos.
+  const uint8_t* key(int layer, int head, int pos) const { return keys_.data() + offset(layer, head, pos); }
+  const uint8_t* value(int layer, int head, int pos) const { return values_.data() + offset(layer, head, pos); }
+  // Stores one position's keys and values, n_heads * head_dim floats each, heads one after
+  // another, converted to the cache's type (F16: round to nearest even; Q8_0: ggml's quantiser).
+  void store(int layer, int pos, const float* keys, const float* values);
+  uint64_t bytes() const { return keys_.size() + values_.size(); }
+  // The bytes of such a cache, without making one.
+  static uint64_t bytes_for(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type) {
+    return 2 * uint64_t(n_layers) * n_heads * n_ctx * ggml_row_bytes(type, uint64_t(head_dim));
   }
-  const float* value(int layer, int head, int pos) const {
-    return values_.data() + offset(layer, head, pos);
-  }
-  // Stores one position's keys and values, n_heads * head_dim floats each, heads one after another.
-  void store(int layer, int pos, const float* keys, const float* values) {
-    const size_t hd = size_t(head_dim_);
-    for (int h = 0; h < n_heads_; ++h) {
-      std::memcpy(keys_.data() + offset(layer, h, pos), keys + h * hd, sizeof(float) * hd);
-      std::memcpy(values_.data() + offset(layer, h, pos), values + h * hd, sizeof(float) * hd);
-    }
-  }
-  uint64_t bytes() const { return (keys_.size() + values_.size()) * sizeof(float); }
 
  private:
   size_t offset(int layer, int head, int pos) const {
-    return ((size_t(layer) * n_heads_ + head) * n_ctx_ + pos) * head_dim_;
+    return ((size_t(layer) * n_heads_ + head) * n_ctx_ + pos) * row_bytes_;
   }
   int n_ctx_, n_heads_, head_dim_;
-  std::vector<float> keys_, values_;
+  GgmlType type_;
+  size_t row_bytes_;
+  std::vector<uint8_t> keys_, values_;
 };
+
+// --kv-type's names: "f32", "f16", "q8_0" (Error for another).
+GgmlType kv_cache_type(const std::string& name);
 
 }  // namespace r1pi

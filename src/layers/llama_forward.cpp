@@ -29,9 +29,10 @@ void check_finite(const float* v, size_t n, size_t per, int pos0, const std::str
 }  // namespace
 
 LlamaForward::LlamaForward(const LlamaConfig& config, const LlamaWeights& weights,
-                           const Shard& shard, int n_ctx, ThreadPool& pool, ShardSync& sync)
+                           const Shard& shard, int n_ctx, ThreadPool& pool, ShardSync& sync,
+                           GgmlType kv_type)
     : config_(config), weights_(weights), shard_(shard), pool_(pool), sync_(sync),
-      cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size()), int(config.head_dim)),
+      cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size()), int(config.head_dim), kv_type),
       rope_(config, n_ctx),
       n_q_local_(int(shard.kv_heads.size() * (config.n_heads / config.n_kv_heads))),
       n_kv_local_(int(shard.kv_heads.size())) {}

@@ -20,8 +20,9 @@ enum class LogitsFor { None, Last, All };
 
 class LlamaForward {
  public:
+  // kv_type: the KV cache's type (F32, the exact path; F16 or Q8_0, smaller: KvCache).
   LlamaForward(const LlamaConfig& config, const LlamaWeights& weights, const Shard& shard,
-               int n_ctx, ThreadPool& pool, ShardSync& sync);
+               int n_ctx, ThreadPool& pool, ShardSync& sync, GgmlType kv_type = GgmlType::F32);
 
   // Feeds B tokens at positions pos .. pos + B - 1 (their keys and values enter the cache, and
   // later positions of the cache are forgotten). Returns the logits of this shard's vocabulary rows
@@ -34,6 +35,7 @@ class LlamaForward {
   void set_layer_observer(LayerObserver observer) { observer_ = std::move(observer); }
   int n_ctx() const { return cache_.n_ctx(); }
   uint64_t kv_cache_bytes() const { return cache_.bytes(); }
+  GgmlType kv_cache_type() const { return cache_.type(); }
   const LlamaConfig& config() const { return config_; }
   const Shard& shard() const { return shard_; }
 

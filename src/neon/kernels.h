@@ -28,6 +28,12 @@
 // rope (adjacent pairs, llama.cpp's "normal" mode): for each head h and pair i < head_dim/2,
 //   x0 = x[2i], x1 = x[2i+1]:  x[2i] = x0 * c[i] - x1 * s[i];  x[2i+1] = x0 * s[i] + x1 * c[i]
 // axpy: y[i] = fma(a, x[i], y[i])
+// weighted_sum (attention's values): per output element, over the positions in order,
+//   out[i] = fma(p_t, v_t[i], out[i])      (F16 values converted to float first)
+//   Q8_0 values: per 32-element block, pd = p_t * fp16_to_fp32(d) (one rounding), then
+//   out[i] = fma(pd, (float)q_i, out[i]).
+//   Each element is its own chain, so any split of the elements (on whole blocks for Q8_0) or
+//   of the rows gives the same bytes.
 //
 // Where a type with a min term goes (Q4_K, Q5_K; none is implemented yet). ggml dequantises such a
 // weight as y = d * scale * q - dmin * min, with 6-bit scale and min per 32-element sub-block and q
@@ -68,6 +74,23 @@ struct MatmulArgs {
   int64_t out_stride;
 };
 
+// Attention's weighted sum of value rows (attention.cpp): for each row r < R, each element i < n
+// and the positions t = 0 .. T-1 in order,
+//   out[r * out_stride + i] = fma(p[r * p_stride + t], v_t[i], out[r * out_stride + i])
+// with v_t the row at v + t * v_row_bytes. out is added to, not cleared: a second call over later
+// positions continues the same chains (causal prefill gives each token its own last positions).
+struct WeightedSumArgs {
+  int64_t n;
+  const uint8_t* v;
+  size_t v_row_bytes;
+  int64_t T;
+  const float* p;
+  int64_t p_stride;
+  int R;
+  float* out;
+  int64_t out_stride;
+};
+
 // The kernels of one weight type, ggml-cpu's type_traits_cpu: w is a row of that type, x a row of
 // its activation type (activation_type below) of the same n elements.
 struct TypeKernels {
@@ -95,6 +118,10 @@ struct Kernels {
   void (*silu_mul)(float* g, const float* u, int64_t n);
   void (*rope)(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
   void (*axpy)(float* y, float a, const float* x, int64_t n);
+  // weighted_sum over value rows of each KV cache type (F32, F16, Q8_0: n a multiple of 32).
+  void (*weighted_sum_f32)(const WeightedSumArgs& a);
+  void (*weighted_sum_f16)(const WeightedSumArgs& a);
+  void (*weighted_sum_q8_0)(const WeightedSumArgs& a);
 };
 
 // The per-type facts, from one table with a row per weight type (kernels.cpp): the activation type

@@ -120,6 +120,35 @@ void axpy(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
 }
 
+float to_float(float v) { return v; }
+float to_float(uint16_t v) { return fp16_to_fp32(v); }
+
+template <typename V>
+void weighted_sum(const WeightedSumArgs& a) {
+  for (int r = 0; r < a.R; ++r) {
+    float* o = a.out + r * a.out_stride;
+    for (int64_t t = 0; t < a.T; ++t) {
+      const V* v = reinterpret_cast<const V*>(a.v + t * a.v_row_bytes);
+      const float p = a.p[r * a.p_stride + t];
+      for (int64_t i = 0; i < a.n; ++i) o[i] = std::fma(p, to_float(v[i]), o[i]);
+    }
+  }
+}
+
+void weighted_sum_q8_0(const WeightedSumArgs& a) {
+  for (int r = 0; r < a.R; ++r) {
+    float* o = a.out + r * a.out_stride;
+    for (int64_t t = 0; t < a.T; ++t) {
+      const block_q8_0* v = reinterpret_cast<const block_q8_0*>(a.v + t * a.v_row_bytes);
+      for (int64_t b = 0; b < a.n / QK8_0; ++b) {
+        const float pd = a.p[r * a.p_stride + t] * fp16_to_fp32(v[b].d);
+        for (int i = 0; i < QK8_0; ++i)
+          o[b * QK8_0 + i] = std::fma(pd, float(v[b].qs[i]), o[b * QK8_0 + i]);
+      }
+    }
+  }
+}
+
 // The matrix products as plain loops over the row dot products (the definition of their results).
 template <typename W, typename X, float (*Dot)(int64_t, const W*, const X*)>
 void matmul_by_rows(const MatmulArgs& a) {
@@ -155,6 +184,9 @@ const Kernels kScalar = {
     .silu_mul = silu_mul,
     .rope = rope,
     .axpy = axpy,
+    .weighted_sum_f32 = weighted_sum<float>,
+    .weighted_sum_f16 = weighted_sum<uint16_t>,
+    .weighted_sum_q8_0 = weighted_sum_q8_0,
 };
 
 }  // namespace

@@ -45,6 +45,9 @@ float vec_dot_f16(int64_t n, const void* w, const void* x);
 float vec_dot_f32_untyped(int64_t n, const void* a, const void* b);
 void matmul_f16_f32(const MatmulArgs& a);
 void matmul_f32_f32(const MatmulArgs& a);
+void weighted_sum_f32(const WeightedSumArgs& a);
+void weighted_sum_f16(const WeightedSumArgs& a);
+void weighted_sum_q8_0(const WeightedSumArgs& a);
 }  // namespace x86
 
 namespace {
@@ -66,6 +69,9 @@ constexpr Kernels x86_kernels(const char* name, TypeKernels q4_0, TypeKernels q8
       .silu_mul = x86::silu_mul,
       .rope = x86::rope,
       .axpy = x86::axpy,
+      .weighted_sum_f32 = x86::weighted_sum_f32,
+      .weighted_sum_f16 = x86::weighted_sum_f16,
+      .weighted_sum_q8_0 = x86::weighted_sum_q8_0,
   };
 }
 

@@ -30,6 +30,7 @@ struct RunOptions {
   int spec_min_ngram = 1;        // n-gram lengths the drafter matches
   int spec_max_ngram = 4;
   std::string spec_cost;         // c(B) from this file instead of the cache or a measurement
+  std::string kv_type = "f32";     // the KV cache's type: f32 (exact), f16, q8_0
   // Multi-rank jobs.
   std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices

@@ -27,7 +27,7 @@ std::vector<int32_t> prepare_prompt(const RunOptions& o, const Tokenizer& tokeni
 }
 
 void print_banner(const LoadedModel& m, const RunOptions& o, int n_ctx, int threads, int n_ranks,
-                  double load_seconds) {
+                  double load_seconds, uint64_t kv_bytes) {
   const LlamaConfig& c = m.config;
   if (uint32_t(n_ctx) > c.n_ctx_train)
     std::fprintf(stderr, "warning: context %d is longer than the model was trained for (%u)\n",
@@ -35,10 +35,11 @@ void print_banner(const LoadedModel& m, const RunOptions& o, int n_ctx, int thre
   std::fprintf(stderr,
                "model: %s | dim %u, %u layers, %u/%u heads, ffn %u, vocab %u | %.1f MB on rank 0, "
                "loaded in %.2f s\nrun: %d rank%s x %d threads, %s kernels, context %d, seed %llu, "
-               "temp %.2f\n",
+               "temp %.2f, KV cache %s %.1f MB%s\n",
                c.name.c_str(), c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab,
                m.weights.total_bytes() / 1e6, load_seconds, n_ranks, n_ranks > 1 ? "s" : "", threads,
-               kernels().name, n_ctx, (unsigned long long)o.sampler.seed, o.sampler.temperature);
+               kernels().name, n_ctx, (unsigned long long)o.sampler.seed, o.sampler.temperature,
+               o.kv_type.c_str(), kv_bytes / 1e6, n_ranks > 1 ? " on rank 0" : "");
 }
 
 void print_text(const std::string& text) {
@@ -113,9 +114,10 @@ int run_single_rank(const RunOptions& o, const Session& session) {
 
   ThreadPool pool(o.threads);
   NoSync sync;
-  LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
+  LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync,
+                       kv_cache_type(o.kv_type));
   LocalTokenSource source(forward);
-  print_banner(model, o, n_ctx, pool.size(), 1, load_seconds);
+  print_banner(model, o, n_ctx, pool.size(), 1, load_seconds, forward.kv_cache_bytes());
   const GenerationOptions gen = generation_options(o, source, fingerprint_of(o.model_path), 1, pool.size());
   if (o.session) return session(source, model, n_ctx, gen);
   print_summary(run_generation(source, {}, gen, o.timings_csv, *model.tokenizer, prompt));

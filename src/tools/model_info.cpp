@@ -3,9 +3,12 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "common/error.h"
 #include "gguf/gguf_file.h"
+#include "ggml/quant_blocks.h"
+#include "layers/kv_cache.h"
 #include "model/llama_config.h"
 #include "tools/model_maker.h"
 
@@ -58,6 +61,17 @@ void print_config(const GgufFile& file) {
     std::printf("  rope base %g over %u dims, %s\n", c.rope_base, c.rope_dim,
                 c.rope_freq_factors.empty() ? "no frequency scaling" : "llama3 frequency factors");
     std::printf("  output: %s\n", c.tied_output ? "tied to token_embd.weight" : "separate output.weight");
+    // r1pi's default context (min(trained, 4096)); with several ranks each holds its KV heads' share.
+    const int n_ctx = int(std::min<uint32_t>(c.n_ctx_train, 4096));
+    std::printf("  KV cache at context %d (--kv-type):", n_ctx);
+    const char* sep = " ";
+    for (const char* type : {"f32", "f16", "q8_0"}) {
+      const GgmlType t = kv_cache_type(type);
+      if (t == GgmlType::Q8_0 && c.head_dim % QK8_0 != 0) continue;
+      std::printf("%s%s %s", std::exchange(sep, ", "), type,
+                  human_bytes(KvCache::bytes_for(int(c.n_layers), n_ctx, int(c.n_kv_heads), int(c.head_dim), t)).c_str());
+    }
+    std::printf("\n");
   } catch (const Error& e) {
     std::printf("\nnot loadable as a llama model: %s\n", e.what());
   }

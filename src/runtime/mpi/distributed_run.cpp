@@ -85,18 +85,19 @@ std::optional<LoadedModel> load_shards(const std::string& path, bool weights_fro
 }
 
 RankEngine::RankEngine(const LoadedModel& model, int n_ctx, int threads, const std::string& sync_method,
-                       const MpiWorld& world)
+                       const MpiWorld& world, GgmlType kv_type)
     : pool(threads),
       sync(parse_sync_method(sync_method), world.rank(), world.size()),
-      forward(model.config, model.weights, model.shard, n_ctx, pool, sync) {}
+      forward(model.config, model.weights, model.shard, n_ctx, pool, sync, kv_type) {}
 
 std::unique_ptr<RankEngine> make_engine(const LoadedModel& model, int n_ctx, int threads,
-                                        const std::string& sync_method, const MpiWorld& world) {
+                                        const std::string& sync_method, const MpiWorld& world,
+                                        GgmlType kv_type) {
   // A rank that could not allocate its KV cache must not leave the others waiting for it.
   std::unique_ptr<RankEngine> engine;
   std::string error;
   try {
-    engine = std::make_unique<RankEngine>(model, n_ctx, threads, sync_method, world);
+    engine = std::make_unique<RankEngine>(model, n_ctx, threads, sync_method, world, kv_type);
   } catch (const Error& e) {
     error = e.what();
   } catch (const std::bad_alloc&) {
@@ -120,7 +121,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
 
   // ---- every rank's engine; all agree that all have one before any control message ----
   const int n_ctx = context_size(o, model.config);
-  const std::unique_ptr<RankEngine> engine = make_engine(model, n_ctx, o.threads, o.sync, world);
+  const std::unique_ptr<RankEngine> engine = make_engine(model, n_ctx, o.threads, o.sync, world, kv_cache_type(o.kv_type));
   if (!engine) return 1;
   ThreadPool& pool = engine->pool;
   Q8_0Sync& sync = engine->sync;
@@ -136,7 +137,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
   // ---- rank 0: the prompt, generation, the summary ----
   RootTokenSource source(forward, sync, world, rank_options);
   if (o.session) {
-    print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
+    print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds, forward.kv_cache_bytes());
     int status = 1;
     try {
       status = session(source, model, n_ctx,
@@ -157,7 +158,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds);
+  print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds, forward.kv_cache_bytes());
   const GenerationOptions gen =
       generation_options(o, source, fingerprint_of(o.model_path), n_ranks, pool.size());
   const GenerationResult result =

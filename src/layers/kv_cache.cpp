@@ -1,0 +1,64 @@
+#include "layers/kv_cache.h"
+
+#include <cstring>
+#include <string>
+
+#include "common/error.h"
+#include "ggml/fp16.h"
+#include "ggml/quantize.h"
+
+namespace r1pi {
+
+namespace {
+
+size_t checked_row_bytes(GgmlType type, int head_dim) {
+  if (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::Q8_0)
+    throw Error("KV cache type " + std::string(ggml_type_name(type)) +
+                " is not supported (f32, f16, q8_0)");
+  if (type == GgmlType::Q8_0 && head_dim % QK8_0 != 0)
+    throw Error("a q8_0 KV cache needs a head size that is a multiple of 32 (this model's: " +
+                std::to_string(head_dim) + "); use f16 or f32");
+  return ggml_row_bytes(type, uint64_t(head_dim));
+}
+
+}  // namespace
+
+KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type)
+    : n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim), type_(type),
+      row_bytes_(checked_row_bytes(type, head_dim)) {
+  const size_t n = size_t(n_layers) * n_heads * n_ctx * row_bytes_;
+  keys_.resize(n);
+  values_.resize(n);
+}
+
+void KvCache::store(int layer, int pos, const float* keys, const float* values) {
+  const size_t hd = size_t(head_dim_);
+  for (int h = 0; h < n_heads_; ++h) {
+    uint8_t* k = keys_.data() + offset(layer, h, pos);
+    uint8_t* v = values_.data() + offset(layer, h, pos);
+    if (type_ == GgmlType::F32) {
+      std::memcpy(k, keys + h * hd, sizeof(float) * hd);
+      std::memcpy(v, values + h * hd, sizeof(float) * hd);
+      continue;
+    }
+    if (type_ == GgmlType::Q8_0) {
+      quantize_row_q8_0_ref(keys + h * hd, reinterpret_cast<block_q8_0*>(k), int64_t(hd));
+      quantize_row_q8_0_ref(values + h * hd, reinterpret_cast<block_q8_0*>(v), int64_t(hd));
+      continue;
+    }
+    for (size_t i = 0; i < hd; ++i) {
+      const uint16_t kh = fp32_to_fp16(keys[h * hd + i]), vh = fp32_to_fp16(values[h * hd + i]);
+      std::memcpy(k + 2 * i, &kh, 2);
+      std::memcpy(v + 2 * i, &vh, 2);
+    }
+  }
+}
+
+GgmlType kv_cache_type(const std::string& name) {
+  if (name == "f32") return GgmlType::F32;
+  if (name == "f16") return GgmlType::F16;
+  if (name == "q8_0") return GgmlType::Q8_0;
+  throw Error("--kv-type " + name + ": unknown cache type (f32, f16, q8_0)");
+}
+
+}  // namespace r1pi
