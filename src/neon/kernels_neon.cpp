@@ -16,6 +16,7 @@
 // On other machines this file compiles to accessors returning nullptr (expf_r1pi_neon: false).
 #include "neon/kernels.h"
 #include "neon/kernels_neon.h"
+#include "neon/row_tiles.h"
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
 
@@ -548,14 +549,7 @@ template <class Rows>
 void weighted_blocks(const WeightedSumArgs& a, Rows&& rows) {
   for (int64_t t0 = 0; t0 < a.T; t0 += 32) {
     const int64_t t1 = a.T < t0 + 32 ? a.T : t0 + 32;
-    int r = 0;
-    for (; r + 4 <= a.R; r += 4) rows.template operator()<4>(r, t0, t1);
-    switch (a.R - r) {
-      case 3: rows.template operator()<3>(r, t0, t1); break;
-      case 2: rows.template operator()<2>(r, t0, t1); break;
-      case 1: rows.template operator()<1>(r, t0, t1); break;
-      default: break;
-    }
+    for_row_tiles(a.R, rows, t0, t1);
   }
 }
 

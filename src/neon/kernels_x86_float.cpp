@@ -4,6 +4,7 @@
 // elements) per tile, each element with its own accumulator in the recipe's order (kernels.h), so
 // the tiling never changes a result.
 #include "neon/kernels_x86.h"
+#include "neon/row_tiles.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 
@@ -117,14 +118,7 @@ void weighted_blocks(const WeightedSumArgs& a, size_t row_bytes, Rows&& rows) {
     for (int64_t t = t1; t < min64(a.T, t1 + kBlock); ++t)
       for (size_t b = 0; b < row_bytes; b += 64)
         _mm_prefetch(reinterpret_cast<const char*>(a.v + size_t(t) * a.v_row_bytes + b), _MM_HINT_T0);
-    int r = 0;
-    for (; r + 4 <= a.R; r += 4) rows.template operator()<4>(r, t0, t1);
-    switch (a.R - r) {
-      case 3: rows.template operator()<3>(r, t0, t1); break;
-      case 2: rows.template operator()<2>(r, t0, t1); break;
-      case 1: rows.template operator()<1>(r, t0, t1); break;
-      default: break;
-    }
+    for_row_tiles(a.R, rows, t0, t1);
   }
 }
 
