@@ -76,12 +76,14 @@ GenerationResult run_generation(TokenSource& source, const std::function<StepCos
   return generate(timed, tokenizer, prompt, gen, print_text);
 }
 
+namespace {
+// The model fingerprint of the file at path, in hex (the key of its cached cost curve).
 std::string fingerprint_of(const std::string& path) {
   return to_hex(model_fingerprint(GgufFile::open(path)), 32);
 }
+}  // namespace
 
-GenerationOptions generation_options(const RunOptions& o, TokenSource& source,
-                                     const std::string& fingerprint_hex, int n_ranks, int threads) {
+GenerationOptions generation_options(const RunOptions& o, TokenSource& source, int n_ranks, int threads) {
   GenerationOptions gen;
   gen.n_predict = o.n_predict;
   gen.batch_size = o.batch_size;
@@ -93,7 +95,8 @@ GenerationOptions generation_options(const RunOptions& o, TokenSource& source,
   gen.spec.min_ngram = o.spec_min_ngram;
   gen.spec.max_ngram = o.spec_max_ngram;
   const CostCurveChoice cost =
-      choose_cost_curve(o.spec_cost, cost_cache_key(fingerprint_hex, n_ranks, threads, kernels().name, o.sampler),
+      choose_cost_curve(o.spec_cost,
+                        cost_cache_key(fingerprint_of(o.model_path), n_ranks, threads, kernels().name, o.sampler),
                         o.spec_max + 1, source, Sampler(o.sampler));
   gen.spec.cost = cost.curve;
   gen.spec.cost_origin = cost.origin;
@@ -118,7 +121,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
                        kv_cache_type(o.kv_type));
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds, forward.kv_cache_bytes());
-  const GenerationOptions gen = generation_options(o, source, fingerprint_of(o.model_path), 1, pool.size());
+  const GenerationOptions gen = generation_options(o, source, 1, pool.size());
   if (o.session) return session(source, model, n_ctx, gen);
   print_summary(run_generation(source, {}, gen, o.timings_csv, *model.tokenizer, prompt));
   return 0;

@@ -37,11 +37,10 @@ using Session = std::function<int(TokenSource& source, const LoadedModel& model,
                                   const GenerationOptions& defaults)>;
 
 // The generation options of a run: sampling, the budget and, with --spec, the drafter's settings
-// and the cost curve (from --spec-cost, the cache, or measured now through source).
-GenerationOptions generation_options(const RunOptions& options, TokenSource& source,
-                                     const std::string& fingerprint_hex, int n_ranks, int threads);
-// The model fingerprint of the file at path, in hex (the key of its cached cost curve).
-std::string fingerprint_of(const std::string& path);
+// and the cost curve (from --spec-cost, the cache, or measured now through source). Only --spec
+// reads the model file again (its fingerprint keys the cached curve).
+GenerationOptions generation_options(const RunOptions& options, TokenSource& source, int n_ranks,
+                                     int threads);
 
 // The whole job on this process (one rank).
 int run_single_rank(const RunOptions& options, const Session& session = {});

@@ -141,7 +141,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
     int status = 1;
     try {
       status = session(source, model, n_ctx,
-                       generation_options(o, source, fingerprint_of(o.model_path), n_ranks, pool.size()));
+                       generation_options(o, source, n_ranks, pool.size()));
     } catch (...) {
       source.stop(1);
       throw;
@@ -160,7 +160,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
   }
   print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds, forward.kv_cache_bytes());
   const GenerationOptions gen =
-      generation_options(o, source, fingerprint_of(o.model_path), n_ranks, pool.size());
+      generation_options(o, source, n_ranks, pool.size());
   const GenerationResult result =
       run_generation(source, [&] { return source.last_cost(); }, gen, o.timings_csv, *model.tokenizer, prompt);
   source.stop(0);
