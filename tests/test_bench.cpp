@@ -9,6 +9,7 @@
 
 #include "benchmark/bench_params.h"
 #include "benchmark/bench_report.h"
+#include "benchmark/bench_run.h"
 #include "common/error.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
@@ -30,6 +31,13 @@ TEST(BenchParams, BadListsAreRefusedNamingTheFlag) {
         << "'" << bad << "'";
 }
 
+TEST(BenchParams, SpecIsOffOrOn) {
+  EXPECT_EQ(parse_int_list("--spec", "0,1", 0, 1), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_int_list("--spec", "0-1", 0, 1), (std::vector<int>{0, 1}));
+  EXPECT_NE(test::error_of([] { parse_int_list("--spec", "0,2", 0, 1); }).find("<= 1"), std::string::npos);
+  EXPECT_NE(test::error_of([] { parse_int_list("--spec", "0-3", 0, 1); }).find("--spec"), std::string::npos);
+}
+
 TEST(BenchParams, PgPairs) {
   EXPECT_EQ(parse_pg_pairs("512,128"), (std::vector<std::pair<int, int>>{{512, 128}}));
   EXPECT_EQ(parse_pg_pairs("1,2;3,4"), (std::vector<std::pair<int, int>>{{1, 2}, {3, 4}}));
@@ -40,9 +48,9 @@ TEST(BenchParams, PgPairs) {
 // Every combination, the first list (threads) varying slowest, tests in pp, tg, pg order within
 // one; -p 0 means no pp test.
 TEST(BenchParams, EveryCombinationInOrder) {
-  ASSERT_EQ(kListParams.size(), 3u);  // threads, batch, depth
+  ASSERT_EQ(kListParams.size(), 4u);  // threads, batch, depth, spec
   const std::vector<BenchTest> tests =
-      expand_tests({{1, 2}, {64}, {0, 128}}, {0, 512}, {128}, {{16, 8}});
+      expand_tests({{1, 2}, {64}, {0, 128}, {0}}, {0, 512}, {128}, {{16, 8}});
   ASSERT_EQ(tests.size(), 2u * 2u * 3u);
   std::vector<std::string> names;
   for (size_t i = 0; i < 6; ++i) names.push_back(tests[i].name());
@@ -112,6 +120,40 @@ TEST(BenchReport, AFailedTestShowsItsErrorAndNoNumber) {
   EXPECT_TRUE(j[0]["samples_ts"].is_null());
 }
 
+// A spec-on test whose spec-off twin printed another hash is an error; one with the same hash, or
+// without a twin, is not.
+TEST(BenchReport, SpeculationMustKeepTheHash) {
+  TestResult off = decode_result(), on = decode_result(), other = decode_result();
+  on.test.config.spec = 1;
+  other.test.config.spec = 1;
+  other.test.config.batch = 8;  // no spec-off twin
+  other.sha256 = "ff";
+  std::vector<TestResult> results{off, on, other};
+  check_spec_twins(results);
+  EXPECT_EQ(results[1].error, "");
+  EXPECT_EQ(results[2].error, "");
+  results[1].sha256 = "cd";
+  check_spec_twins(results);
+  EXPECT_NE(results[1].error.find("speculative decoding changed the generated ids"), std::string::npos);
+  EXPECT_EQ(results[0].error, "");
+}
+
+TEST(BenchReport, SpecColumnOnlyWhenATestSpeculates) {
+  EXPECT_EQ(printed(BenchFormat::Md, {decode_result()}).find("spec"), std::string::npos);
+  TestResult on = decode_result();
+  on.test.config.spec = 1;
+  on.samples[0].drafted = 8, on.samples[0].accepted = 2;
+  on.samples[1].drafted = 12, on.samples[1].accepted = 8;
+  const std::string md = printed(BenchFormat::Md, {decode_result(), on});
+  EXPECT_NE(md.find("| n_batch | spec | test |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 64 | 0 | tg10 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 64 | 1 (50% of 20) | tg10 |"), std::string::npos) << md;
+  const nlohmann::json j = nlohmann::json::parse(printed(BenchFormat::Json, {on}));
+  EXPECT_EQ(j[0]["spec"], true);
+  EXPECT_EQ(j[0]["spec_drafted"], 20);
+  EXPECT_EQ(j[0]["spec_accepted"], 10);
+}
+
 TEST(BenchReport, RawSamplesInJsonAndCsv) {
   const nlohmann::json j = nlohmann::json::parse(printed(BenchFormat::Json, {decode_result()}));
   ASSERT_EQ(j.size(), 1u);
@@ -160,6 +202,23 @@ TEST(BenchCli, JsonHasEveryCombinationAndBitExactHashes) {
   EXPECT_EQ(hash_of_test.size(), 6u);
 }
 
+// --spec 0,1: both tests run, with one hash (the program checks it too), the drafter's counts
+// reported.
+TEST(BenchCli, SpecOnAndOffGiveOneHash) {
+  const std::string dir = test::scratch_dir("bench_cli_spec");
+  const test::CommandResult r = test::run_command("(R1PI_CACHE_DIR=" + dir + " " + test::bin_dir() +
+                                                  "/r1pi-bench -m " + tiny_model() +
+                                                  " -p 0 -n 24 -t 1 -r 1 --spec 0,1 -o json > " + dir + "/out.json)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(test::read_file(dir + "/out.json"));
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["spec"], false);
+  EXPECT_EQ(j[1]["spec"], true);
+  EXPECT_EQ(j[0]["spec_drafted"], 0);
+  EXPECT_EQ(j[0]["sha256"], j[1]["sha256"]);
+  EXPECT_EQ(j[1]["error"], "");
+}
+
 TEST(BenchCli, MarkdownTable) {
   const test::CommandResult r = bench("-p 8 -n 4 -t 1 -r 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -169,7 +228,7 @@ TEST(BenchCli, MarkdownTable) {
 }
 
 TEST(BenchCli, BadInputIsAnError) {
-  for (const char* args : {"-t 0", "-p x", "-o yaml", "-p 8 -d 5 -b 4", "-p 0 -n 0", "-pg 8", "-r 0"}) {
+  for (const char* args : {"-t 0", "-p x", "-o yaml", "-p 8 -d 5 -b 4", "-p 0 -n 0", "-pg 8", "-r 0", "--spec 2"}) {
     const test::CommandResult r = bench(args);
     EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("error: "), std::string::npos) << args << "\n" << r.output;

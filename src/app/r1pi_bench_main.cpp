@@ -20,6 +20,7 @@
 #include "layers/shard_sync.h"
 #include "neon/kernels.h"
 #include "runtime/run_options.h"
+#include "runtime/run_steps.h"
 #include "runtime/token_source.h"
 #ifdef R1PI_HAVE_MPI
 #include "runtime/mpi/distributed_run.h"
@@ -75,6 +76,20 @@ void bench_threads(const BenchOptions& o, const r1pi::LoadedModel& model, const 
   run_tests(source, {});
 }
 
+// The drafter's defaults (r1pi's) and the cost curve of this thread count, from the cache or
+// measured on the loaded model (as r1pi --spec), when a test of tests[first, end) speculates.
+r1pi::SpecOptions spec_options(const BenchOptions& o, r1pi::TokenSource& source, const Job& job, int threads,
+                               size_t first, size_t end) {
+  if (std::none_of(o.tests.begin() + first, o.tests.begin() + end,
+                   [](const r1pi::BenchTest& t) { return t.config.spec != 0; }))
+    return {};
+  r1pi::RunOptions run;
+  run.model_path = o.model_path;
+  run.sampler = r1pi::SamplerParams{0.0f, 1, 1.0f, 0};
+  run.spec = true;
+  return r1pi::generation_options(run, source, job.n_ranks, threads).spec;
+}
+
 int bench(const BenchOptions& o, const Job& job) {
   std::optional<r1pi::LoadedModel> loaded;
 #ifdef R1PI_HAVE_MPI
@@ -103,24 +118,26 @@ int bench(const BenchOptions& o, const Job& job) {
     while (end < o.tests.size() && o.tests[end].config.threads == threads) ++end;
     bench_threads(o, model, job, threads, n_ctx,
                   [&](r1pi::TokenSource& source, const std::function<r1pi::StepCost()>& last_cost) {
+                    const r1pi::SpecOptions spec = spec_options(o, source, job, threads, first, end);
                     for (size_t i = first; i < end; ++i) {
-                      std::fprintf(stderr, "[%zu/%zu] %s -t %d -b %d: 1 warm-up + %d runs\n", i + 1,
+                      std::fprintf(stderr, "[%zu/%zu] %s -t %d -b %d --spec %d: 1 warm-up + %d runs\n", i + 1,
                                    o.tests.size(), o.tests[i].name().c_str(), threads,
-                                   o.tests[i].config.batch, o.repetitions);
+                                   o.tests[i].config.batch, o.tests[i].config.spec, o.repetitions);
                       results.push_back(r1pi::run_test(source, last_cost, *model.tokenizer, o.tests[i],
-                                                       ids, o.repetitions));
+                                                       ids, o.repetitions, spec));
                     }
                   },
                   status);
     first = end;
   }
   if (job.rank != 0 || status != 0) return status;
+  r1pi::check_spec_twins(results);
   r1pi::print_results(stdout, o.format, info, results);
   std::fflush(stdout);
   for (const r1pi::TestResult& r : results)
     if (!r.error.empty()) {
-      std::fprintf(stderr, "error: %s -t %d -b %d: %s\n", r.test.name().c_str(), r.test.config.threads,
-                   r.test.config.batch, r.error.c_str());
+      std::fprintf(stderr, "error: %s -t %d -b %d --spec %d: %s\n", r.test.name().c_str(), r.test.config.threads,
+                   r.test.config.batch, r.test.config.spec, r.error.c_str());
       status = 1;
     }
   return status;
@@ -182,7 +199,8 @@ int main(int argc, char** argv) {
     app.parse(args);
     std::vector<std::vector<int>> values;
     for (size_t i = 0; i < r1pi::kListParams.size(); ++i)
-      values.push_back(r1pi::parse_int_list(r1pi::kListParams[i].flag, lists[i], r1pi::kListParams[i].min_value));
+      values.push_back(r1pi::parse_int_list(r1pi::kListParams[i].flag, lists[i], r1pi::kListParams[i].min_value,
+                                            r1pi::kListParams[i].max_value));
     std::vector<std::pair<int, int>> pairs;
     for (const std::string& text : pg)
       for (const auto& pair : r1pi::parse_pg_pairs(text)) pairs.push_back(pair);

@@ -6,10 +6,13 @@
 
 namespace r1pi {
 
+constexpr int kNoMax = std::numeric_limits<int>::max();
+
 const std::vector<ListParam> kListParams = {
-    {"-t,--threads", "compute threads per rank", &BenchConfig::threads, "", 1},
-    {"-b,--batch-size", "prompt tokens per prefill forward", &BenchConfig::batch, "64", 1},
-    {"-d,--n-depth", "tokens of context before each test", &BenchConfig::depth, "0", 0},
+    {"-t,--threads", "compute threads per rank", &BenchConfig::threads, "", 1, kNoMax},
+    {"-b,--batch-size", "prompt tokens per prefill forward", &BenchConfig::batch, "64", 1, kNoMax},
+    {"-d,--n-depth", "tokens of context before each test", &BenchConfig::depth, "0", 0, kNoMax},
+    {"--spec", "speculative decoding: 0 off, 1 on (rank 0 drafts by prompt lookup)", &BenchConfig::spec, "0", 0, 1},
 };
 
 std::string BenchTest::name() const {
@@ -22,12 +25,13 @@ std::string BenchTest::name() const {
 
 namespace {
 
-int parse_int(const std::string& flag, const std::string& text, int min_value) {
+int parse_int(const std::string& flag, const std::string& text, int min_value, int max_value) {
   int value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < min_value)
+  if (text.empty() || ec != std::errc() || ptr != end || value < min_value || value > max_value)
     throw Error(flag + " " + text + ": give integers >= " + std::to_string(min_value) +
+                (max_value < kNoMax ? " and <= " + std::to_string(max_value) : std::string()) +
                 " (lists: 1,2,4; ranges: 1-4, 1-16+4, 1-16*2)");
   return value;
 }
@@ -45,21 +49,22 @@ std::vector<std::string> split(const std::string& text, char sep) {
 
 }  // namespace
 
-std::vector<int> parse_int_list(const std::string& flag, const std::string& text, int min_value) {
+std::vector<int> parse_int_list(const std::string& flag, const std::string& text, int min_value,
+                                int max_value) {
   std::vector<int> values;
   for (const std::string& item : split(text, ',')) {
     // A range is first-last, optionally +step or *factor; a leading '-' would be a negative number,
     // which no list takes, so the range dash is searched from the second character.
     const size_t dash = item.find('-', 1);
     if (dash == std::string::npos) {
-      values.push_back(parse_int(flag, item, min_value));
+      values.push_back(parse_int(flag, item, min_value, max_value));
       continue;
     }
     const size_t op = item.find_first_of("+*", dash);
-    const int first = parse_int(flag, item.substr(0, dash), min_value);
+    const int first = parse_int(flag, item.substr(0, dash), min_value, max_value);
     const int last = parse_int(flag, item.substr(dash + 1, op == std::string::npos ? op : op - dash - 1),
-                               min_value);
-    const int step = op == std::string::npos ? 1 : parse_int(flag, item.substr(op + 1), 1);
+                               min_value, max_value);
+    const int step = op == std::string::npos ? 1 : parse_int(flag, item.substr(op + 1), 1, kNoMax);
     const bool times = op != std::string::npos && item[op] == '*';
     if (last < first || (times && (step < 2 || first < 1)))
       throw Error(flag + " " + item + ": an empty or endless range");
@@ -73,7 +78,7 @@ std::vector<std::pair<int, int>> parse_pg_pairs(const std::string& text) {
   for (const std::string& item : split(text, ';')) {
     const std::vector<std::string> pp_tg = split(item, ',');
     if (pp_tg.size() != 2) throw Error("-pg " + item + ": give PP,TG (e.g. -pg 512,128)");
-    pairs.emplace_back(parse_int("-pg", pp_tg[0], 1), parse_int("-pg", pp_tg[1], 1));
+    pairs.emplace_back(parse_int("-pg", pp_tg[0], 1, kNoMax), parse_int("-pg", pp_tg[1], 1, kNoMax));
   }
   return pairs;
 }

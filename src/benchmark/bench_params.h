@@ -2,6 +2,7 @@
 // and every combination of them. A parameter list is one row of kListParams; the tests (pp, tg,
 // pp+tg) are crossed with every combination.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@ struct BenchConfig {
   int threads = 0;   // compute threads per rank
   int batch = 64;    // prompt tokens per prefill forward
   int depth = 0;     // tokens in the context before the measured ones
+  int spec = 0;      // speculative decoding: 0 off, 1 on
 };
 
 // One list option of r1pi-bench, in nesting order: the first row varies slowest (threads: every
@@ -21,7 +23,7 @@ struct ListParam {
   const char* help;
   int BenchConfig::*field;
   const char* default_list;  // "" = the cores available
-  int min_value;
+  int min_value, max_value;
 };
 extern const std::vector<ListParam> kListParams;
 
@@ -35,8 +37,10 @@ struct BenchTest {
 };
 
 // "1,2,4", "1-4" (step 1), "1-16+4" (step 4), "1-16*2" (times 2), or a mix: "1,8-16+8". Throws
-// r1pi::Error naming the flag when a value is not an integer >= min_value or a range is empty.
-std::vector<int> parse_int_list(const std::string& flag, const std::string& text, int min_value);
+// r1pi::Error naming the flag when a value is not an integer in [min_value, max_value] or a range
+// is empty.
+std::vector<int> parse_int_list(const std::string& flag, const std::string& text, int min_value,
+                                int max_value = std::numeric_limits<int>::max());
 // -pg's "PP,TG" pairs, several separated by ';' or given as repeated options.
 std::vector<std::pair<int, int>> parse_pg_pairs(const std::string& text);
 

@@ -1,5 +1,6 @@
 #include "benchmark/bench_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -56,8 +57,9 @@ Figures figures(const TestResult& r, const BenchModel& m) {
   f.rate = mean_sd(f.ts);
   f.pred = mean_sd(f.pred_ms);
   f.sync = mean_sd(f.sync_ms);
-  // A decode forward reads every matrix once; a prefill batch shares the read among its tokens.
-  if (r.test.n_prompt == 0) f.gbps = f.rate.mean * double(m.weight_bytes_per_token) / 1e9;
+  // A decode forward reads every matrix once; a prefill batch, like a verified draft, shares the
+  // read among its tokens (so speculating tests have no figure).
+  if (r.test.n_prompt == 0 && !r.test.config.spec) f.gbps = f.rate.mean * double(m.weight_bytes_per_token) / 1e9;
   return f;
 }
 
@@ -66,6 +68,22 @@ std::string human(double value, const char* const units[3], double base) {
   int i = 0;
   while (i < 2 && value >= base) value /= base, ++i;
   std::snprintf(buf, sizeof buf, "%.2f %s", value, units[i]);
+  return buf;
+}
+
+// Draft tokens verified and accepted over a test's samples.
+std::pair<int, int> draft_counts(const TestResult& r) {
+  int drafted = 0, accepted = 0;
+  for (const BenchSample& s : r.samples) drafted += s.drafted, accepted += s.accepted;
+  return {drafted, accepted};
+}
+
+// "0", or "1" with the accepted share of the drafted tokens over the test's samples.
+std::string spec_text(const TestResult& r) {
+  if (!r.test.config.spec) return "0";
+  const auto [drafted, accepted] = draft_counts(r);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "1 (%.0f%% of %d)", drafted ? 100.0 * accepted / drafted : 0.0, drafted);
   return buf;
 }
 
@@ -79,16 +97,21 @@ std::string params_text(uint64_t params) {
   return human(params / 1e3, units, 1e3);
 }
 
+// As llama-bench shows a parameter's column only when it is set, the spec column (with the share
+// of drafted tokens accepted) appears when a test speculates.
 void print_md(std::FILE* out, const BenchModel& m, const std::vector<TestResult>& results) {
   const bool ranks = m.n_ranks > 1;
-  std::fprintf(out, "| model | size | params | backend | ranks | threads | n_batch | test | t/s |%s GB/s/rank |\n",
-               ranks ? " Pred ms/tok | Sync ms/tok |" : "");
-  std::fprintf(out, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |%s ---: |\n",
+  const bool spec = std::any_of(results.begin(), results.end(), [](const TestResult& r) { return r.test.config.spec; });
+  std::fprintf(out, "| model | size | params | backend | ranks | threads | n_batch |%s test | t/s |%s GB/s/rank |\n",
+               spec ? " spec |" : "", ranks ? " Pred ms/tok | Sync ms/tok |" : "");
+  std::fprintf(out, "| --- | ---: | ---: | --- | ---: | ---: | ---: |%s ---: | ---: |%s ---: |\n", spec ? " ---: |" : "",
                ranks ? " ---: | ---: |" : "");
   for (const TestResult& r : results) {
-    std::fprintf(out, "| %s | %s | %s | %s | %d | %d | %d | %s | ", m.type.c_str(),
-                 size_text(m.file_bytes).c_str(), params_text(m.params).c_str(), m.backend.c_str(),
-                 m.n_ranks, r.test.config.threads, r.test.config.batch, r.test.name().c_str());
+    std::fprintf(out, "| %s | %s | %s | %s | %d | %d | %d | ", m.type.c_str(), size_text(m.file_bytes).c_str(),
+                 params_text(m.params).c_str(), m.backend.c_str(), m.n_ranks, r.test.config.threads,
+                 r.test.config.batch);
+    if (spec) std::fprintf(out, "%s | ", spec_text(r).c_str());
+    std::fprintf(out, "%s | ", r.test.name().c_str());
     if (!r.error.empty()) {
       std::fprintf(out, "error: %s |%s |\n", r.error.c_str(), ranks ? " | |" : "");
       continue;
@@ -106,6 +129,7 @@ void print_md(std::FILE* out, const BenchModel& m, const std::vector<TestResult>
 // A failed test keeps its settings and error; its numbers are null.
 nlohmann::ordered_json record(const TestResult& r, const BenchModel& m) {
   const Figures f = figures(r, m);
+  const auto [drafted, accepted] = draft_counts(r);
   nlohmann::ordered_json j = {{"model_type", m.type},
           {"model_size", m.file_bytes},
           {"model_n_params", m.params},
@@ -116,6 +140,9 @@ nlohmann::ordered_json record(const TestResult& r, const BenchModel& m) {
           {"n_prompt", r.test.n_prompt},
           {"n_gen", r.test.n_gen},
           {"n_depth", r.test.config.depth},
+          {"spec", r.test.config.spec != 0},
+          {"spec_drafted", drafted},
+          {"spec_accepted", accepted},
           {"test", r.test.name()},
           {"weight_bytes_per_token", m.weight_bytes_per_token},
           {"sha256", r.sha256},

@@ -15,6 +15,8 @@ struct BenchSample {
   double pred_seconds = 0;   // their Pred and Sync shares on rank 0
   double sync_seconds = 0;
   std::string sha256;        // of the generated ids
+  int drafted = 0;           // speculative decoding: draft tokens verified, and accepted
+  int accepted = 0;
 };
 
 struct TestResult {

@@ -35,7 +35,8 @@ int bench_context(const std::vector<BenchTest>& tests) {
 namespace {
 
 BenchSample run_once(TokenSource& source, const std::function<StepCost()>& last_cost,
-                     const Tokenizer& tokenizer, const BenchTest& t, const std::vector<int32_t>& ids) {
+                     const Tokenizer& tokenizer, const BenchTest& t, const std::vector<int32_t>& ids,
+                     const SpecOptions& spec) {
   const int start = measured_from(t);
   const std::vector<int32_t> prompt(ids.begin(), ids.begin() + start + t.n_prompt);
   BenchSample s;
@@ -50,8 +51,16 @@ BenchSample run_once(TokenSource& source, const std::function<StepCost()>& last_
       last_cost);
   // Greedy: the ids, and so the hash, depend on nothing but the model, the prompt and the rank
   // count. The prefill yields the first generated token, so n_gen more take n_gen forwards.
-  GenerationOptions gen{t.n_gen + 1, t.config.batch, SamplerParams{0.0f, 1, 1.0f, 0}, true};
-  s.sha256 = token_ids_sha256(generate(timed, tokenizer, prompt, gen, {}).generated);
+  GenerationOptions gen;
+  gen.n_predict = t.n_gen + 1;
+  gen.batch_size = t.config.batch;
+  gen.sampler = SamplerParams{0.0f, 1, 1.0f, 0};
+  gen.ignore_eos = true;
+  if (t.config.spec) gen.spec = spec;
+  const GenerationResult r = generate(timed, tokenizer, prompt, gen, {});
+  s.sha256 = token_ids_sha256(r.generated);
+  s.drafted = r.spec.drafted;
+  s.accepted = r.spec.accepted;
   return s;
 }
 
@@ -59,17 +68,32 @@ BenchSample run_once(TokenSource& source, const std::function<StepCost()>& last_
 
 TestResult run_test(TokenSource& source, const std::function<StepCost()>& last_cost,
                     const Tokenizer& tokenizer, const BenchTest& test, const std::vector<int32_t>& ids,
-                    int repetitions) {
+                    int repetitions, const SpecOptions& spec) {
   TestResult r{test, {}, {}, {}};
   std::vector<std::string> hashes;
   for (int i = 0; i <= repetitions; ++i) {
-    BenchSample s = run_once(source, last_cost, tokenizer, test, ids);
+    BenchSample s = run_once(source, last_cost, tokenizer, test, ids, spec);
     hashes.push_back(s.sha256);
     if (i > 0) r.samples.push_back(s);
   }
   r.sha256 = hashes[0];
   r.error = moved_hash_problem(hashes);
   return r;
+}
+
+void check_spec_twins(std::vector<TestResult>& results) {
+  auto same_but_spec = [](const BenchTest& a, const BenchTest& b) {
+    return a.n_prompt == b.n_prompt && a.n_gen == b.n_gen && a.config.threads == b.config.threads &&
+           a.config.batch == b.config.batch && a.config.depth == b.config.depth;
+  };
+  for (TestResult& on : results) {
+    if (!on.test.config.spec || !on.error.empty()) continue;
+    for (const TestResult& off : results)
+      if (!off.test.config.spec && off.error.empty() && same_but_spec(on.test, off.test) &&
+          off.sha256 != on.sha256)
+        on.error = "speculative decoding changed the generated ids (sha256 " + on.sha256 + ", without it " +
+                   off.sha256 + ")";
+  }
 }
 
 BenchModel describe_bench_model(const LoadedModel& model, int n_ranks, const char* backend) {

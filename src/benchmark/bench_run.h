@@ -9,6 +9,7 @@
 #include "benchmark/bench_report.h"
 #include "model/model_loader.h"
 #include "runtime/step_timings.h"
+#include "specdec/speculator.h"
 
 namespace r1pi {
 
@@ -24,10 +25,15 @@ int bench_prompt_length(const std::vector<BenchTest>& tests);
 int bench_context(const std::vector<BenchTest>& tests);
 
 // A warm-up and `repetitions` timed runs; every run's hash is checked against the warm-up's.
-// last_cost: as for TimedTokenSource.
+// last_cost: as for TimedTokenSource; spec: the drafter's options and cost curve, for a test with
+// config.spec on.
 TestResult run_test(TokenSource& source, const std::function<StepCost()>& last_cost,
                     const Tokenizer& tokenizer, const BenchTest& test, const std::vector<int32_t>& ids,
-                    int repetitions);
+                    int repetitions, const SpecOptions& spec);
+
+// Speculation must not change the output: each spec-on test whose spec-off twin (every other
+// setting equal) also ran gets an error when their hashes differ.
+void check_spec_twins(std::vector<TestResult>& results);
 
 // The model columns of the report, from rank 0's shard.
 BenchModel describe_bench_model(const LoadedModel& model, int n_ranks, const char* backend);
