@@ -9,6 +9,11 @@
 #                   status 1 within 60 s, "rank 1 silent for ...", and the stopped rank is gone
 #   stop-root       the same for rank 0 of 2 (rank 1, waiting for its next message, names it)
 #   stop-decode     the same for rank 1 of 3 while it decodes
+#   kill-during-load rank 1 of 2 freezes when it opens the model (tests/mpi/stop_at_open.cpp) and
+#                   then gets SIGKILL: mpirun exits non-zero within 10 s and says that rank 1 died
+#   stop-during-load rank 1 of 2 stays frozen inside its load (--rank-timeout 5): the job ends
+#                   with status 1 within 60 s, naming rank 1 as silent, and the frozen rank is gone
+#   stop-root-during-load the same for rank 0 of 2
 #   stop-before-mpi rank 1 of 2 stops itself before MPI starts: rank 0 waits inside MPI_Init, which
 #                   has no timeout of its own; --rank-timeout 5 ends it there with status 1 within
 #                   60 s, and the stopped rank is gone
@@ -208,6 +213,37 @@ stopped_before_mpi() {
   gone "$victim_pid"
 }
 
+# during_load NP RANK kill|stop: rank RANK stops itself when it opens the model (the load has
+# begun), then is killed or left frozen (with --rank-timeout 5); the job must end as killed() and
+# stopped() require.
+during_load() {
+  local np=$1 victim=$2 how=$3
+  export "R1PI_TEST_RANK${victim}_STOP_AT_OPEN=$tiny"
+  starting_job "$np" "$victim" "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1 --rank-timeout 5 || return 0
+  unset "R1PI_TEST_RANK${victim}_STOP_AT_OPEN"
+  local i state=""
+  for i in $(seq 1 100); do
+    state=$(sed 's/.*) \(.\).*/\1/' "/proc/$victim_pid/stat" 2>/dev/null || true)
+    [ "$state" = T ] && break
+    sleep 0.1
+  done
+  [ "$state" = T ] || { fail "rank $victim did not stop at the model's open (state '$state')"; show "$log"; end_job; return 0; }
+  pass "rank $victim is frozen inside its load"
+  if [ "$how" = kill ]; then
+    kill -9 "$victim_pid"
+    ends_within 10 "rank $victim was killed" || return 0
+    [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was killed"
+    grep -Eq "process rank $victim .*(signal 9|Killed)" "$log" && pass "names rank $victim and the signal" \
+      || { fail "the output does not say that rank $victim was killed"; show "$log"; }
+    return 0
+  fi
+  if ! ends_within 60 "rank $victim was stopped"; then kill -9 "$victim_pid" 2>/dev/null || true; return 0; fi
+  [ "$status" -eq 1 ] && pass "exit status 1" || { fail "exit status $status (want 1)"; show "$log"; }
+  grep -Eq "error: rank [0-9]+: rank $victim silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
+    && pass "names the silent rank $victim" || { fail "the output does not name rank $victim as silent"; show "$log"; }
+  gone "$victim_pid"
+}
+
 # A copy of the tiny model with something wrong with it, for one rank.
 flawed_copy() {  # flawed_copy truncated|changed OUT
   cp "$tiny" "$2"
@@ -228,6 +264,9 @@ case "$case_name" in
   stop-worker) stopped 3 1 prefill ;;
   stop-root) stopped 2 0 prefill ;;
   stop-decode) stopped 3 1 decode ;;
+  kill-during-load) during_load 2 1 kill ;;
+  stop-during-load) during_load 2 1 stop ;;
+  stop-root-during-load) during_load 2 0 stop ;;
   stop-before-mpi)
     stopped_before_mpi 2 1 "error: rank 0: MPI_Init did not complete within 5 s \(--rank-timeout\)"
     ;;
