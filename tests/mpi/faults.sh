@@ -174,6 +174,19 @@ ends_within() {
   echo "  mpirun ended $((SECONDS - start))s after $what, status $status"
 }
 
+# names_killed RANK: the job's output says that rank RANK was killed (Open MPI: "mpirun noticed
+# that process rank 1 with PID ... exited on signal 9 (Killed).").
+names_killed() {
+  grep -Eq "process rank $1 .*(signal 9|Killed)" "$log" && pass "names rank $1 and the signal" \
+    || { fail "the output does not say that rank $1 was killed"; show "$log"; }
+}
+
+# names_silent RANK: the job's output names rank RANK as silent (the watchdog, --rank-timeout 5).
+names_silent() {
+  grep -Eq "error: rank [0-9]+: rank $1 silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
+    && pass "names the silent rank $1" || { fail "the output does not name rank $1 as silent"; show "$log"; }
+}
+
 # killed NP RANK PHASE: starts a long job, kills rank RANK with SIGKILL while it computes (PHASE:
 # prefill or decode), and checks that mpirun ends within 10 s with a non-zero status, naming the
 # rank.
@@ -183,9 +196,7 @@ killed() {
   kill -9 "$victim_pid"
   ends_within 10 "rank $victim was killed" || return 0
   [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was killed"
-  # Open MPI: "mpirun noticed that process rank 1 with PID ... exited on signal 9 (Killed)."
-  grep -Eq "process rank $victim .*(signal 9|Killed)" "$log" && pass "names rank $victim and the signal" \
-    || { fail "the output does not say that rank $victim was killed"; show "$log"; }
+  names_killed "$victim"
   grep -q '^sha256: ' "$log" && fail "the job finished generating: the kill came too late" || true
 }
 
@@ -199,8 +210,7 @@ stopped() {
   kill -STOP "$victim_pid"
   if ! ends_within 60 "rank $victim was stopped"; then kill -9 "$victim_pid" 2>/dev/null || true; return 0; fi
   [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was stopped"
-  grep -Eq "error: rank [0-9]+: rank $victim silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
-    && pass "names the silent rank $victim" || { fail "the output does not name rank $victim as silent"; show "$log"; }
+  names_silent "$victim"
   gone "$victim_pid"
 }
 
@@ -238,14 +248,12 @@ during_load() {
     kill -9 "$victim_pid"
     ends_within 10 "rank $victim was killed" || return 0
     [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was killed"
-    grep -Eq "process rank $victim .*(signal 9|Killed)" "$log" && pass "names rank $victim and the signal" \
-      || { fail "the output does not say that rank $victim was killed"; show "$log"; }
+    names_killed "$victim"
     return 0
   fi
   if ! ends_within 60 "rank $victim was stopped"; then kill -9 "$victim_pid" 2>/dev/null || true; return 0; fi
   [ "$status" -eq 1 ] && pass "exit status 1" || { fail "exit status $status (want 1)"; show "$log"; }
-  grep -Eq "error: rank [0-9]+: rank $victim silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
-    && pass "names the silent rank $victim" || { fail "the output does not name rank $victim as silent"; show "$log"; }
+  names_silent "$victim"
   gone "$victim_pid"
 }
 
@@ -311,11 +319,9 @@ serve_fault() {
   fi
   [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after rank $victim got SIG${how^^}"
   if [ "$how" = kill ]; then
-    grep -Eq "process rank $victim .*(signal 9|Killed)" "$log" && pass "names rank $victim and the signal" \
-      || { fail "the output does not say that rank $victim was killed"; show "$log"; }
+    names_killed "$victim"
   else
-    grep -Eq "error: rank [0-9]+: rank $victim silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
-      && pass "names the silent rank $victim" || { fail "the output does not name rank $victim as silent"; show "$log"; }
+    names_silent "$victim"
   fi
   client_cut_off
   for pid in "${rank_pids[@]}"; do gone "$pid"; done
