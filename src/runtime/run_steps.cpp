@@ -67,13 +67,30 @@ void print_summary(const GenerationResult& r) {
   std::fprintf(stderr, "sha256: %s\n", token_ids_sha256(r.generated).c_str());
 }
 
+namespace {
+// run(source), or with a timings_csv file run(a source that writes a row there per forward);
+// flush: each row reaches the file at once (a session runs until it is stopped).
+template <class Run>
+auto with_timings(TokenSource& source, const std::function<StepCost()>& last_cost, const std::string& timings_csv,
+                  bool flush, const Run& run) {
+  if (timings_csv.empty()) return run(source);
+  TimingsCsv csv(timings_csv);
+  TimedTokenSource timed(source, [&](const Step& step) { csv.write(step, flush); }, last_cost);
+  return run(timed);
+}
+}  // namespace
+
 GenerationResult run_generation(TokenSource& source, const std::function<StepCost()>& last_cost,
                                 const GenerationOptions& gen, const std::string& timings_csv,
                                 const Tokenizer& tokenizer, const std::vector<int32_t>& prompt) {
-  if (timings_csv.empty()) return generate(source, tokenizer, prompt, gen, print_text);
-  TimingsCsv csv(timings_csv);
-  TimedTokenSource timed(source, [&](const Step& step) { csv.write(step); }, last_cost);
-  return generate(timed, tokenizer, prompt, gen, print_text);
+  return with_timings(source, last_cost, timings_csv, false,
+                      [&](TokenSource& s) { return generate(s, tokenizer, prompt, gen, print_text); });
+}
+
+int run_session(const Session& session, TokenSource& source, const std::function<StepCost()>& last_cost,
+                const std::string& timings_csv, const LoadedModel& model, int n_ctx, const GenerationOptions& gen) {
+  return with_timings(source, last_cost, timings_csv, true,
+                      [&](TokenSource& s) { return session(s, model, n_ctx, gen); });
 }
 
 namespace {
@@ -122,7 +139,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds, forward.kv_cache_bytes());
   const GenerationOptions gen = generation_options(o, source, 1, pool.size());
-  if (o.session) return session(source, model, n_ctx, gen);
+  if (o.session) return run_session(session, source, {}, o.timings_csv, model, n_ctx, gen);
   print_summary(run_generation(source, {}, gen, o.timings_csv, *model.tokenizer, prompt));
   return 0;
 }

@@ -36,6 +36,11 @@ GenerationResult run_generation(TokenSource& source, const std::function<StepCos
 using Session = std::function<int(TokenSource& source, const LoadedModel& model, int n_ctx,
                                   const GenerationOptions& defaults)>;
 
+// Runs the session on source; with a timings_csv file (--timings FILE) every forward of every turn
+// or request is a row there (written at once), with the cost last_cost reports, as in run_generation.
+int run_session(const Session& session, TokenSource& source, const std::function<StepCost()>& last_cost,
+                const std::string& timings_csv, const LoadedModel& model, int n_ctx, const GenerationOptions& gen);
+
 // The generation options of a run: sampling, the budget and, with --spec, the drafter's settings
 // and the cost curve (from --spec-cost, the cache, or measured now through source). Only --spec
 // reads the model file again (its fingerprint keys the cached curve).

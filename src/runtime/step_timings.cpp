@@ -45,11 +45,12 @@ TimingsCsv::TimingsCsv(const std::string& path) : path_(path), file_(std::fopen(
 
 TimingsCsv::~TimingsCsv() { std::fclose(file_); }
 
-void TimingsCsv::write(const Step& s) {
+void TimingsCsv::write(const Step& s, bool flush) {
   // %.4f: microsecond resolution, which a tiny model's forwards need.
   if (std::fprintf(file_, "%d,%d,%.4f,%.4f,%llu,%llu,%d\n", s.pos, s.tokens, s.cost.pred_seconds * 1e3,
                    s.cost.sync_seconds * 1e3, (unsigned long long)s.cost.sent,
-                   (unsigned long long)s.cost.received, s.accepted) < 0)
+                   (unsigned long long)s.cost.received, s.accepted) < 0 ||
+      (flush && std::fflush(file_) != 0))
     throw Error(path_ + ": cannot write the timings file");
 }
 

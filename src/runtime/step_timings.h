@@ -56,7 +56,7 @@ class TimingsCsv {
   ~TimingsCsv();
   TimingsCsv(const TimingsCsv&) = delete;
   TimingsCsv& operator=(const TimingsCsv&) = delete;
-  void write(const Step& step);
+  void write(const Step& step, bool flush = false);  // flush: to the file now, not when the buffer fills
 
  private:
   std::string path_;

@@ -9,6 +9,7 @@
 #include "server/api_key.h"
 #include "server/api_response.h"
 #include "server/chat_page.h"
+#include "server/client_connection.h"
 
 namespace r1pi {
 
@@ -43,17 +44,22 @@ ResponseId with_order(ResponseId id, const Job& job) {
   return id;
 }
 
-// Waits for the whole answer (a request that did not ask to stream).
+// Waits for the whole answer (a request that did not ask to stream). The engine watches the
+// connection meanwhile: a client that leaves ends its job before the next token (or before it
+// starts), and the answer then goes nowhere; /metrics counts it as 499 (nginx's "client closed
+// request"), not as served or as a server error.
 void answer_whole(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id) {
   for (;;) {
     Job::News news = job->wait();
+    if (job->cancelled) return send_error(res, ApiError(499, "the client closed the connection"));
     if (!news.error.empty()) return send_error(res, ApiError(500, news.error, "server_error"));
     if (news.completion) return send_json(res, 200, response_json(job->request, with_order(id, *job), *news.completion));
   }
 }
 
-// Server-sent events as the text comes; a write that fails (the client went away) cancels the job,
-// which the engine sees before its next token.
+// Server-sent events as the text comes. A client that goes away is seen by the engine before its
+// next token (the job watches the connection); a write that fails, or events that could not all be
+// sent (the connection ended before the first), cancel the job as well.
 void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id) {
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider("text/event-stream", [job, id](size_t, httplib::DataSink& sink) {
@@ -82,12 +88,15 @@ void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, co
     if (!send("data: [DONE]\n\n")) return false;
     sink.done();
     return true;
+  }, [job](bool sent) {
+    if (!sent) job->cancelled = true;
   });
 }
 
 void handle_completion(const ApiContext& c, Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
   const ApiRequest request = parse_api_request(endpoint, req.body, c.default_sampler);
-  auto job = std::make_shared<Job>(request, prompt_of(c, request));
+  auto job = std::make_shared<Job>(request, prompt_of(c, request),
+                                   connection_between(req.local_addr, req.local_port, req.remote_addr, req.remote_port));
   if (!c.queue.push(job)) {
     res.set_header("Retry-After", "1");
     throw ApiError(503, "the server is busy: " + std::to_string(c.options.queue_size) + " requests are queued",

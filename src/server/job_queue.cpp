@@ -2,6 +2,13 @@
 
 namespace r1pi {
 
+bool Job::abandoned() {
+  // cancelled first: once it is set the connection may be closed, and its descriptor reused.
+  if (cancelled) return true;
+  if (connection_.closed()) cancelled = true;
+  return cancelled;
+}
+
 void Job::add(const TextParts& parts) {
   std::lock_guard lock(mutex_);
   pieces_.push_back(parts);

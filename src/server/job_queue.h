@@ -15,15 +15,22 @@
 
 #include "chat/completion.h"
 #include "server/api_request.h"
+#include "server/client_connection.h"
 
 namespace r1pi {
 
 class Job {
  public:
-  Job(ApiRequest request, std::vector<int32_t> prompt) : request(std::move(request)), prompt(std::move(prompt)) {}
+  Job(ApiRequest request, std::vector<int32_t> prompt, ClientConnection connection = {})
+      : request(std::move(request)), prompt(std::move(prompt)), connection_(connection) {}
   const ApiRequest request;
   const std::vector<int32_t> prompt;
-  std::atomic<bool> cancelled{false};  // the client went away: stop at the next token
+  // The client went away (a failed write, an answer that could not be sent): stop at the next token.
+  // The HTTP side sets it before it lets the connection go.
+  std::atomic<bool> cancelled{false};
+  // True once the client is gone: `cancelled`, or (asked by the engine before the job and before
+  // every token) its connection closed, which also sets `cancelled`.
+  bool abandoned();
   // Arrival and service order (1, 2, ...): equal orders show requests are served first come, first
   // served. ticket is set by JobQueue::push, served by the engine before the job's first piece.
   uint64_t ticket = 0, served = 0;
@@ -47,6 +54,7 @@ class Job {
   std::vector<TextParts> pieces_;
   std::optional<Completion> completion_;
   std::string error_;
+  const ClientConnection connection_;
 };
 
 class JobQueue {

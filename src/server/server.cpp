@@ -36,7 +36,7 @@ CompletionSettings settings_for(const Job& job, const ApiContext& c) {
 
 void generate_job(CachedGenerator& generator, Job& job, const ApiContext& c, const std::function<bool()>& stop) {
   CompletionSettings s = settings_for(job, c);
-  s.cancelled = [&] { return job.cancelled.load() || stop(); };
+  s.cancelled = [&] { return job.abandoned() || stop(); };
   try {
     Completion done = complete(generator, job.prompt, s, [&](const TextParts& parts) { job.add(parts); });
     c.metrics.completed(done);
@@ -73,7 +73,9 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
     std::shared_ptr<Job> job = queue.pop(std::chrono::milliseconds(100));
     if (!job) continue;
     job->served = ++served;
-    if (!job->cancelled) generate_job(generator, *job, context, stop);
+    // A client that left while it waited: nothing to generate, but its HTTP thread still waits.
+    if (job->abandoned()) job->fail("the client went away before its turn");
+    else generate_job(generator, *job, context, stop);
     queue.done_with_one();
   }
   for (const std::shared_ptr<Job>& waiting : queue.close()) waiting->fail("the server is shutting down");

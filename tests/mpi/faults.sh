@@ -36,6 +36,11 @@
 #   bad-start-on-one-rank an unknown flag on rank 1, a bad value on rank 2, --help on rank 1 only,
 #                   a directory as rank 0's prompt file: exit 1 with "error: rank <r>: <why>", no
 #                   hang (before, such a rank returned into MPI_Finalize while the others waited)
+#   serve-kill-worker rank 1 of 2 of an `r1pi --serve` job gets SIGKILL while a streamed request is
+#                   in flight: mpirun exits non-zero within 10 s naming rank 1, the client sees its
+#                   connection end (not a hang, not [DONE]), no rank is left running
+#   serve-stop-worker the same with SIGSTOP and --rank-timeout 5: status non-zero within 60 s,
+#                   "error: rank 0: rank 1 silent for ...", the client's connection ends, no rank left
 #   prompt-on-root-only (not a fault) a -f prompt file that only rank 0 has is enough
 #   top-k-above-vocabulary (not a fault) --top-k 100000000 on 2 ranks runs under a 1 GB address-space
 #                   limit per rank and samples as --top-k 0 (every row) does: it is capped at the
@@ -133,12 +138,12 @@ starting_job() {
   return 1
 }
 
-# gone PID: the process PID must end within 10 s of the job (Open MPI kills what is left of it).
+# gone PID: the process PID (a rank) must end within 10 s of the job (Open MPI kills what is left of it).
 gone() {
   local i
   for i in $(seq 1 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$1" 2>/dev/null; then
-    fail "the stopped rank (pid $1) is still there 10 s after the job ended"
+    fail "rank process $1 is still there 10 s after the job ended"
     kill -9 "$1" 2>/dev/null || true
   else
     pass "nothing left running"
@@ -169,6 +174,19 @@ ends_within() {
   echo "  mpirun ended $((SECONDS - start))s after $what, status $status"
 }
 
+# names_killed RANK: the job's output says that rank RANK was killed (Open MPI: "mpirun noticed
+# that process rank 1 with PID ... exited on signal 9 (Killed).").
+names_killed() {
+  grep -Eq "process rank $1 .*(signal 9|Killed)" "$log" && pass "names rank $1 and the signal" \
+    || { fail "the output does not say that rank $1 was killed"; show "$log"; }
+}
+
+# names_silent RANK: the job's output names rank RANK as silent (the watchdog, --rank-timeout 5).
+names_silent() {
+  grep -Eq "error: rank [0-9]+: rank $1 silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
+    && pass "names the silent rank $1" || { fail "the output does not name rank $1 as silent"; show "$log"; }
+}
+
 # killed NP RANK PHASE: starts a long job, kills rank RANK with SIGKILL while it computes (PHASE:
 # prefill or decode), and checks that mpirun ends within 10 s with a non-zero status, naming the
 # rank.
@@ -178,9 +196,7 @@ killed() {
   kill -9 "$victim_pid"
   ends_within 10 "rank $victim was killed" || return 0
   [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was killed"
-  # Open MPI: "mpirun noticed that process rank 1 with PID ... exited on signal 9 (Killed)."
-  grep -Eq "process rank $victim .*(signal 9|Killed)" "$log" && pass "names rank $victim and the signal" \
-    || { fail "the output does not say that rank $victim was killed"; show "$log"; }
+  names_killed "$victim"
   grep -q '^sha256: ' "$log" && fail "the job finished generating: the kill came too late" || true
 }
 
@@ -194,8 +210,7 @@ stopped() {
   kill -STOP "$victim_pid"
   if ! ends_within 60 "rank $victim was stopped"; then kill -9 "$victim_pid" 2>/dev/null || true; return 0; fi
   [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was stopped"
-  grep -Eq "error: rank [0-9]+: rank $victim silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
-    && pass "names the silent rank $victim" || { fail "the output does not name rank $victim as silent"; show "$log"; }
+  names_silent "$victim"
   gone "$victim_pid"
 }
 
@@ -233,15 +248,83 @@ during_load() {
     kill -9 "$victim_pid"
     ends_within 10 "rank $victim was killed" || return 0
     [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after a rank was killed"
-    grep -Eq "process rank $victim .*(signal 9|Killed)" "$log" && pass "names rank $victim and the signal" \
-      || { fail "the output does not say that rank $victim was killed"; show "$log"; }
+    names_killed "$victim"
     return 0
   fi
   if ! ends_within 60 "rank $victim was stopped"; then kill -9 "$victim_pid" 2>/dev/null || true; return 0; fi
   [ "$status" -eq 1 ] && pass "exit status 1" || { fail "exit status $status (want 1)"; show "$log"; }
-  grep -Eq "error: rank [0-9]+: rank $victim silent for [0-9]+ s \(--rank-timeout 5\)" "$log" \
-    && pass "names the silent rank $victim" || { fail "the output does not name rank $victim as silent"; show "$log"; }
+  names_silent "$victim"
   gone "$victim_pid"
+}
+
+# serving NP ARGS...: an `r1pi --serve` job on NP ranks of the slow model in the background
+# ($mpirun_pid, output in $log) with a streamed request of 2000 tokens in flight (the client,
+# stream_client.py, is $client_pid and writes $work/client.out); $rank_pids are the ranks' pids.
+# Fails and returns 1 when it cannot get there (the job then is gone).
+serving() {
+  local np=$1 i port="" r
+  shift
+  log=$work/job.log
+  "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" --serve --port 0 -c 2048 -t 1 \
+    --ignore-eos "$@" >"$log" 2>&1 &
+  mpirun_pid=$!
+  for i in $(seq 1 600); do
+    port=$(sed -n 's|^serve: listening on http://[^:]*:\([0-9]*\) .*|\1|p' "$log")
+    [ -n "$port" ] && break
+    kill -0 $mpirun_pid 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { fail "the server never listened"; show "$log"; end_job; return 1; }
+  python3 "$R1PI_SOURCE_DIR/tests/mpi/stream_client.py" "$port" 2000 120 >"$work/client.out" 2>&1 &
+  client_pid=$!
+  for i in $(seq 1 600); do grep -q '^first event' "$work/client.out" && break; kill -0 $client_pid 2>/dev/null || break; sleep 0.1; done
+  grep -q '^first event' "$work/client.out" || { fail "the request never streamed"; show "$work/client.out"; show "$log"; end_job; return 1; }
+  sleep 1
+  rank_pids=()
+  for r in $(seq 0 $((np - 1))); do
+    find_rank "$r"
+    [ -n "$victim_pid" ] || { fail "no rank $r among mpirun's children"; show "$log"; end_job; return 1; }
+    rank_pids+=("$victim_pid")
+  done
+  if grep -q '^done' "$work/client.out" || ! kill -0 $mpirun_pid 2>/dev/null; then
+    fail "the request or the job ended before the fault"; show "$work/client.out"; show "$log"; end_job; return 1
+  fi
+}
+
+# client_cut_off: the client of `serving` must have seen its connection end (closed, or an error
+# event), neither the whole answer nor a hang.
+client_cut_off() {
+  wait $client_pid || true
+  if grep -Eq '^(closed: |error event)' "$work/client.out"; then
+    pass "the client's request ended: $(tail -n 1 "$work/client.out")"
+  else
+    fail "the client did not see its request cut off"
+    show "$work/client.out"
+  fi
+}
+
+# serve_fault NP RANK kill|stop: serving, then SIGKILL or SIGSTOP (with --rank-timeout 5) to rank
+# RANK; the job must end with a non-zero status naming the rank (Open MPI's line for a killed
+# rank, r1pi's error for a silent one), the client must be cut off, and no rank may be left.
+serve_fault() {
+  local np=$1 victim=$2 how=$3 limit pid
+  if [ "$how" = kill ]; then serving "$np" || return 0; limit=10
+  else serving "$np" --rank-timeout 5 || return 0; limit=60; fi
+  victim_pid=${rank_pids[$victim]}
+  if [ "$how" = kill ]; then kill -9 "$victim_pid"; else kill -STOP "$victim_pid"; fi
+  if ! ends_within $limit "rank $victim got SIG${how^^}"; then
+    kill -9 "${rank_pids[@]}" 2>/dev/null || true
+    wait $client_pid || true
+    return 0
+  fi
+  [ "$status" -ne 0 ] && pass "non-zero exit ($status)" || fail "mpirun exited 0 after rank $victim got SIG${how^^}"
+  if [ "$how" = kill ]; then
+    names_killed "$victim"
+  else
+    names_silent "$victim"
+  fi
+  client_cut_off
+  for pid in "${rank_pids[@]}"; do gone "$pid"; done
 }
 
 # A copy of the tiny model with something wrong with it, for one rank.
@@ -329,6 +412,8 @@ case "$case_name" in
       refused 2 "error: rank 0: $work: the prompt file is not a regular file" -- \
       "$PER_RANK" "$R1PI" -m "$tiny" -n 4 -t 1
     ;;
+  serve-kill-worker) serve_fault 2 1 kill ;;
+  serve-stop-worker) serve_fault 2 1 stop ;;
   prompt-on-root-only)
     # Not a fault: only rank 0 reads a -f prompt file, so the other boards need no copy of it.
     prompt=$work/prompt.txt

@@ -7,9 +7,18 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <climits>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
+#include "server/client_connection.h"
 #include "server/server.h"
 #include "test_support.h"
 #include "tokenizer/hf_tokenizer_json.h"
@@ -26,7 +35,8 @@ const Tokenizer& deepseek() {
 }
 
 // Answers every forward that asks for a token with the next one of its script, then `after`
-// (EOS unless told: an endless script fills the context).
+// (EOS unless told: an endless script fills the context). It counts those forwards, and can hold
+// one (hold_from): a client can then act while the engine is inside a token's forward.
 class ScriptedSource final : public TokenSource {
  public:
   explicit ScriptedSource(std::vector<int32_t> script, int32_t after = deepseek().eos_id())
@@ -34,6 +44,16 @@ class ScriptedSource final : public TokenSource {
   int n_ctx() const override { return 512; }
   int32_t forward(const int32_t*, int, int pos, Sampler* sampler) override {
     if (!sampler) return -1;
+    {
+      std::unique_lock lock(mutex_);
+      ++forwards_;
+      if (forwards_ >= hold_from_) {
+        held_ = true;
+        changed_.notify_all();
+        changed_.wait(lock, [&] { return forwards_ < hold_from_; });
+        held_ = false;
+      }
+    }
     if (pos == 0 || pos < last_pos_) next_ = 0;  // a new prompt: the script starts over
     last_pos_ = pos;
     return next_ < script_.size() ? script_[next_++] : after_;
@@ -46,7 +66,31 @@ class ScriptedSource final : public TokenSource {
     return picks;
   }
 
+  // Forwards from the n-th token's on (counted over all requests) wait until release().
+  void hold_from(int n) {
+    std::lock_guard lock(mutex_);
+    hold_from_ = n;
+  }
+  // Waits until a forward is held (false after 30 s).
+  bool wait_held() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(30), [&] { return held_; });
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    hold_from_ = INT_MAX;
+    changed_.notify_all();
+  }
+  int forwards() {
+    std::lock_guard lock(mutex_);
+    return forwards_;
+  }
+
  private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int forwards_ = 0, hold_from_ = INT_MAX;
+  bool held_ = false;
   std::vector<int32_t> script_;
   int32_t after_;
   size_t next_ = 0;
@@ -72,6 +116,8 @@ class ScriptedServer {
     thread_.join();
   }
   httplib::Client client() const { return httplib::Client("127.0.0.1", port_); }
+  int port() const { return port_; }
+  ScriptedSource& source() { return source_; }
 
  private:
   ScriptedSource source_;
@@ -225,6 +271,115 @@ TEST(ServerHttp, FillingTheContextEndsWithLength) {
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
   // Every position fed, and the token chosen from the last one's logits.
   EXPECT_EQ(j["usage"]["prompt_tokens"].get<int>() + j["usage"]["completion_tokens"].get<int>(), 512 + 1);
+}
+
+// A request sent on a socket of its own, which the test closes when it likes.
+class RawClient {
+ public:
+  RawClient(int port, const std::string& path, const std::string& body)
+      : fd_(socket(AF_INET, SOCK_STREAM, 0)), server_port_(port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    const std::string request = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+                                "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    EXPECT_EQ(send(fd_, request.data(), request.size(), 0), ssize_t(request.size()));
+  }
+  ~RawClient() {
+    if (fd_ >= 0) close(fd_);
+  }
+  // Closes the connection and waits until the server's end of it (a socket of this process, once
+  // the server has accepted it) has seen that; false when it did not within 30 s.
+  bool close_now() {
+    ClientConnection server_side;
+    for (int i = 0; i < 3000 && !server_side.known(); ++i) {
+      server_side = connection_between("127.0.0.1", server_port_, "127.0.0.1", port_);
+      if (!server_side.known()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    close(fd_);
+    fd_ = -1;
+    for (int i = 0; i < 3000 && !server_side.closed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return server_side.closed();
+  }
+
+ private:
+  int fd_;
+  int server_port_, port_ = 0;
+};
+
+// A counter of /metrics (-1 when it is not there).
+long metric(httplib::Client& cli, const std::string& name) {
+  auto res = cli.Get("/metrics");
+  if (!res) return -1;
+  const size_t at = res->body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stol(res->body.substr(at + name.size() + 2));
+}
+
+// Waits until the metric reaches want (false after 30 s).
+bool metric_reaches(httplib::Client& cli, const std::string& name, long want) {
+  for (int i = 0; i < 3000; ++i) {
+    if (metric(cli, name) >= want) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+const int32_t kEndless = deepseek().encode("a", false, false)[0];  // never ends a turn
+
+// The client closes its connection while the engine computes its 4th token (that forward is held
+// until the server's end has seen the close): no forward follows, and the next request is served.
+// (Before the engine watched the connection, a request that did not stream ran to its max_tokens,
+// and a streamed one went on until a write failed: the first write after the close succeeds.)
+void closes_while_a_token_is_computed(bool stream) {
+  ScriptedServer server({}, ServeOptions{}, kEndless);
+  httplib::Client cli = server.client();
+  server.source().hold_from(4);
+  RawClient leaving(server.port(), "/v1/completions",
+                    json{{"prompt", "x"}, {"max_tokens", 200}, {"stream", stream}}.dump());
+  ASSERT_TRUE(server.source().wait_held());
+  ASSERT_TRUE(leaving.close_now()) << "the server's end never saw the close";
+  server.source().release();
+  ASSERT_TRUE(metric_reaches(cli, "r1pi_generations_cancelled_total", 1)) << "the generation was not cancelled";
+  EXPECT_EQ(server.source().forwards(), 4);
+  auto next = cli.Post("/v1/completions", R"({"prompt": "x", "max_tokens": 3})", "application/json");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(json::parse(next->body)["usage"]["completion_tokens"], 3);
+  EXPECT_EQ(metric(cli, "r1pi_generations_cancelled_total"), 1);
+}
+
+TEST(ServerHttp, ClientThatClosesEndsItsGenerationWithinOneToken) { closes_while_a_token_is_computed(false); }
+
+TEST(ServerHttp, ClientThatClosesEndsItsStreamWithinOneToken) { closes_while_a_token_is_computed(true); }
+
+// A request whose client leaves while it waits in the queue is never generated.
+TEST(ServerHttp, ClientThatClosesWhileQueuedIsNotGenerated) {
+  ScriptedServer server({}, ServeOptions{}, kEndless);
+  httplib::Client cli = server.client();
+  server.source().hold_from(2);
+  std::thread first([&] {
+    httplib::Client own = server.client();
+    auto res = own.Post("/v1/completions", R"({"prompt": "x", "max_tokens": 5})", "application/json");
+    EXPECT_TRUE(res && res->status == 200);
+  });
+  ASSERT_TRUE(server.source().wait_held());
+  {
+    RawClient leaving(server.port(), "/v1/completions", R"({"prompt": "y", "max_tokens": 5})");
+    ASSERT_TRUE(metric_reaches(cli, "r1pi_queue_length", 2));
+    ASSERT_TRUE(leaving.close_now());
+  }
+  server.source().release();
+  first.join();
+  // The engine takes the second job only after the first: wait until it has been taken.
+  for (int i = 0; i < 3000 && metric(cli, "r1pi_queue_length") != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(metric(cli, "r1pi_queue_length"), 0);
+  EXPECT_EQ(metric(cli, "r1pi_generations_total"), 1);
+  EXPECT_EQ(server.source().forwards(), 5);
 }
 
 }  // namespace

@@ -140,8 +140,8 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
     print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds, forward.kv_cache_bytes());
     int status = 1;
     try {
-      status = session(source, model, n_ctx,
-                       generation_options(o, source, n_ranks, pool.size()));
+      status = run_session(session, source, [&] { return source.last_cost(); }, o.timings_csv, model, n_ctx,
+                           generation_options(o, source, n_ranks, pool.size()));
     } catch (...) {
       source.stop(1);
       throw;

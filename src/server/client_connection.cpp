@@ -1,0 +1,64 @@
+#include "server/client_connection.h"
+
+#include <dirent.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace r1pi {
+
+namespace {
+
+// An address as cpp-httplib's get_remote_ip_and_port writes it: getnameinfo, numeric host.
+bool same_address(const sockaddr_storage& a, socklen_t len, const std::string& host, int port) {
+  char h[NI_MAXHOST], p[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&a), len, h, sizeof h, p, sizeof p,
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return false;
+  return host == h && port == std::atoi(p);
+}
+
+bool is_connection(int fd, const std::string& local_addr, int local_port, const std::string& remote_addr,
+                   int remote_port) {
+  sockaddr_storage local{}, peer{};
+  socklen_t local_len = sizeof local, peer_len = sizeof peer;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0) return false;  // not a socket
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) return false;    // not connected
+  return same_address(local, local_len, local_addr, local_port) && same_address(peer, peer_len, remote_addr, remote_port);
+}
+
+}  // namespace
+
+bool ClientConnection::closed() const {
+  if (fd_ < 0) return false;
+  pollfd p{fd_, POLLIN, 0};
+  if (poll(&p, 1, 0) <= 0) return false;  // nothing arrived: still there
+  if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) return true;
+  // Readable: the end of the stream (0), a reset (error), or more of the client's requests (kept).
+  char byte;
+  const ssize_t n = recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+ClientConnection connection_between(const std::string& local_addr, int local_port, const std::string& remote_addr,
+                                    int remote_port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (!dir) return {};
+  int found = -1;
+  while (dirent* entry = readdir(dir)) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != 0 || fd == dirfd(dir)) continue;
+    if (is_connection(int(fd), local_addr, local_port, remote_addr, remote_port)) {
+      found = int(fd);
+      break;
+    }
+  }
+  closedir(dir);
+  return found < 0 ? ClientConnection() : ClientConnection(found);
+}
+
+}  // namespace r1pi

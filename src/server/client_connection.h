@@ -1,0 +1,30 @@
+// The TCP connection a request came on, watched from the engine's thread: a client that closed it
+// (a stop button, a killed script, a timeout on its side) is seen before the next token, streamed
+// or not, without waiting for a write to fail (the first write after a close still succeeds; only
+// the peer's reset makes a later one fail). cpp-httplib 0.11.4 does not hand its handlers the
+// socket, so it is found by the request's addresses (Linux: /proc/self/fd).
+#pragma once
+#include <string>
+
+namespace r1pi {
+
+class ClientConnection {
+ public:
+  ClientConnection() = default;  // none known: never seen to close
+  explicit ClientConnection(int fd) : fd_(fd) {}
+  bool known() const { return fd_ >= 0; }
+  // The peer closed or reset the connection (it has nothing more to send: a client that shut
+  // down only its sending side also counts as gone). Does not block and reads nothing. The socket
+  // belongs to the HTTP server: ask only while its request is being answered.
+  bool closed() const;
+
+ private:
+  int fd_ = -1;
+};
+
+// The server's socket whose local and peer addresses are these (as cpp-httplib writes them:
+// numeric host and port), or none.
+ClientConnection connection_between(const std::string& local_addr, int local_port, const std::string& remote_addr,
+                                    int remote_port);
+
+}  // namespace r1pi
