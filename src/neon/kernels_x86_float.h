@@ -24,18 +24,18 @@ namespace r1pi {
 namespace {
 
 // How far ahead the matrix product's rows (keys) and the weighted sum's value rows are prefetched.
-constexpr int64_t kFloatRowsAhead = 4096;  // bytes past the tile's first row
-constexpr int64_t kValuesAhead = 32768;    // bytes past the position being read (at least 32 rows)
+constexpr int64_t kFloatRowsAhead = 12288;  // bytes past the tile's first row
+constexpr int64_t kValuesAhead = 32768;     // bytes past the position being read (at least 32 rows)
 
 // reduce8 of eight registers at once: lane j of the result is reduce8(x[j]), bit for bit (the
 // same additions of the same pairs: ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))).
 R1PI_INLINE __m256 reduce8x8(const __m256* x) {
-  // Inputs in the order A C E G B D F H come out in lanes 0..7 as A B C D E F G H.
-  const __m256 a[8] = {x[0], x[4], x[1], x[5], x[2], x[6], x[3], x[7]};
-  __m256 u[4];
-  for (int j = 0; j < 4; ++j)  // (lo + hi) of two registers: [s(a[2j]) | s(a[2j+1])]
-    u[j] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * j], a[2 * j + 1], 0x20),
-                         _mm256_permute2f128_ps(a[2 * j], a[2 * j + 1], 0x31));
+  // (lo + hi) of two registers: [s(a) | s(b)]. Pairs (0, 4), (1, 5), (2, 6), (3, 7) make the
+  // lanes of the result come out in the order 0 .. 7.
+  const auto halves = [](__m256 a, __m256 b) {
+    return _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
+  };
+  const __m256 u[4] = {halves(x[0], x[4]), halves(x[1], x[5]), halves(x[2], x[6]), halves(x[3], x[7])};
   const __m256 v0 = _mm256_add_ps(_mm256_shuffle_ps(u[0], u[1], _MM_SHUFFLE(1, 0, 1, 0)),
                                   _mm256_shuffle_ps(u[0], u[1], _MM_SHUFFLE(3, 2, 3, 2)));
   const __m256 v1 = _mm256_add_ps(_mm256_shuffle_ps(u[2], u[3], _MM_SHUFFLE(1, 0, 1, 0)),
@@ -75,11 +75,16 @@ R1PI_INLINE void float_tile(const MatmulArgs& a, int64_t r, int t0) {
   }
   if (const int rem = int(a.n - n8)) {
     const __m256 m = _mm256_castsi256_ps(lane_mask(rem));
+    __m256 x[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) x[t] = load_partial(xs[t] + n8, rem);
+#pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const __m256 w = load_w_partial<F16>(rows[i], n8, rem);
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t)
         acc[i][t] = _mm256_blendv_ps(
-            acc[i][t], _mm256_fmadd_ps(w, load_partial(xs[t] + n8, rem), acc[i][t]), m);
+            acc[i][t], _mm256_fmadd_ps(w, x[t], acc[i][t]), m);
     }
   }
   if constexpr (R == 4 && T % 2 == 0) {
