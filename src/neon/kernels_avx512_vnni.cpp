@@ -132,8 +132,8 @@ struct Q6_KPairs : Q6_KVnni<Avx512> {
   static R1PI_INLINE __m512 scaled2(__m512 t, const W2& w) { return _mm512_mul_ps(t, w.sf); }
 };
 
-// The float products again with 32 registers: tiles of 4 rows x 4 tokens (decode attention's
-// scores: a KV head's keys against its four query heads), the same bytes as the shared AVX2 ones.
+// The float products again with 32 registers: tiles of 4 rows x 4 tokens for more than four
+// tokens (batched attention's scores), the same bytes as the shared AVX2 ones.
 void matmul_f16_f32_512(const MatmulArgs& a) { matmul_float<true, 32>(a); }
 void matmul_f32_f32_512(const MatmulArgs& a) { matmul_float<false, 32>(a); }
 

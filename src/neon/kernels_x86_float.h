@@ -24,7 +24,7 @@ namespace r1pi {
 namespace {
 
 // How far ahead the matrix product's rows (keys) and the weighted sum's value rows are prefetched.
-constexpr int64_t kFloatRowsAhead = 12288;  // bytes past the tile's first row
+constexpr int64_t kFloatRowsAhead = 12288;  // bytes past the element being read
 constexpr int64_t kValuesAhead = 32768;     // bytes past the position being read (at least 32 rows)
 
 // reduce8 of eight registers at once: lane j of the result is reduce8(x[j]), bit for bit (the
@@ -53,16 +53,21 @@ R1PI_INLINE void float_tile(const MatmulArgs& a, int64_t r, int t0) {
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t)
     xs[t] = reinterpret_cast<const float*>(a.x + size_t(t0 + t) * a.x_row_bytes);
-  // The tile's rows are one run of R * w_row_bytes bytes; prefetch the same run kFloatRowsAhead on.
-  const char* ahead = reinterpret_cast<const char*>(rows[0]) + kFloatRowsAhead;
-  for (size_t b = 0; b < R * a.w_row_bytes; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T1);
   __m256 acc[R][T];
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[i][t] = _mm256_setzero_ps();
   const int64_t n8 = a.n & ~int64_t(7);
+  // Each row prefetches its line kFloatRowsAhead bytes on once per 64 bytes it reads: spread over
+  // the loop rather than a burst per tile (a burst of the tile's lines was slower, bench/README.md).
+  constexpr int64_t kLine = 64 / (F16 ? 2 : 4);  // elements per line
   for (int64_t e = 0; e < n8; e += 8) {
+    if (e % kLine == 0) {
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i)
+        _mm_prefetch(reinterpret_cast<const char*>(rows[i]) + e * (F16 ? 2 : 4) + kFloatRowsAhead, _MM_HINT_T1);
+    }
     __m256 x[T];  // each token's eight activations, loaded once for the R rows
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) x[t] = _mm256_loadu_ps(xs[t] + e);
@@ -112,8 +117,11 @@ void float_rows(const MatmulArgs& a, int t0) {
   for (; r < a.r1; ++r) float_tile<F16, 1, T>(a, r, t0);
 }
 
-// kRegs vector registers: 16 (AVX2) take tiles of 2 rows x 4 tokens (8 accumulators, the four
-// tokens' activations and a row's vector in registers), 32 (AVX-512VL) tiles of 4 x 4.
+// Tiles of 2 rows x 4 tokens (8 accumulators, the four tokens' activations and a row's vector in
+// registers). With kRegs = 32 (AVX-512VL) and more than four tokens, 4 x 4: the rows are read
+// again for every four tokens (from cache), and the larger tile does more per load. Four tokens
+// or fewer (decode attention's scores: a KV head's keys against its four query heads) read each
+// row once from memory, and there the 2 x 4 tile kept the stream faster (bench/README.md).
 template <bool F16, int kRegs>
 void matmul_float(const MatmulArgs& a) {
   if (a.r1 <= a.r0 || a.B <= 0) return;
@@ -125,9 +133,12 @@ void matmul_float(const MatmulArgs& a) {
   for (int t0 = 0; t0 < a.B; t0 += 4) {
     switch (a.B - t0 >= 4 ? 4 : a.B - t0) {
       case 1: float_rows<F16, 4, 1>(a, t0); break;
-      case 2: float_rows<F16, kRegs >= 32 ? 4 : 2, 2>(a, t0); break;
+      case 2: float_rows<F16, 2, 2>(a, t0); break;
       case 3: float_rows<F16, 2, 3>(a, t0); break;
-      default: float_rows<F16, R4, 4>(a, t0); break;
+      default:
+        if (a.B > 4) float_rows<F16, R4, 4>(a, t0);
+        else float_rows<F16, 2, 4>(a, t0);
+        break;
     }
   }
 }
