@@ -27,8 +27,8 @@ KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType ty
     : n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim), type_(type),
       row_bytes_(checked_row_bytes(type, head_dim)) {
   const size_t n = size_t(n_layers) * n_heads * n_ctx * row_bytes_;
-  keys_.resize(n);
-  values_.resize(n);
+  keys_ = HugeBuffer(n);
+  values_ = HugeBuffer(n);
 }
 
 void KvCache::store(int layer, int pos, const float* keys, const float* values) {

@@ -4,13 +4,15 @@
 //
 // Each head's positions lie one after the other ([layer][head][position][head_dim]): attention
 // reads a head's keys (then values) for positions 0 .. pos as one sequential run, which the
-// hardware prefetchers follow, instead of head_dim floats every kv_dim floats.
+// hardware prefetchers follow, instead of head_dim floats every kv_dim floats. The memory is a
+// HugeBuffer (transparent huge pages asked for, as for the weights): attention streams the whole
+// cache once per token, and with 4 KiB pages every 4 KiB of it costs a TLB miss.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
 
+#include "common/huge_buffer.h"
 #include "ggml/ggml_type.h"
 
 namespace r1pi {
@@ -43,7 +45,7 @@ class KvCache {
   int n_ctx_, n_heads_, head_dim_;
   GgmlType type_;
   size_t row_bytes_;
-  std::vector<uint8_t> keys_, values_;
+  HugeBuffer keys_, values_;
 };
 
 // --kv-type's names: "f32", "f16", "q8_0" (Error for another).

@@ -11,6 +11,7 @@
 // which -Wmaybe-uninitialized reports at every use (a known false positive of the headers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+#include "neon/kernels_x86_float.h"
 #include "neon/kernels_x86_policies.h"
 
 namespace r1pi {
@@ -131,9 +132,19 @@ struct Q6_KPairs : Q6_KVnni<Avx512> {
   static R1PI_INLINE __m512 scaled2(__m512 t, const W2& w) { return _mm512_mul_ps(t, w.sf); }
 };
 
-constexpr Kernels kAvx512Vnni =
-    x86_kernels("avx512-vnni", quant_entries<Q4_0Pairs>(), quant_entries<Q8_0Policy<Avx512>>(),
-                quant_entries<Q6_KPairs>());
+// The float products again with 32 registers: tiles of 4 rows x 4 tokens for more than four
+// tokens (batched attention's scores), the same bytes as the shared AVX2 ones.
+void matmul_f16_f32_512(const MatmulArgs& a) { matmul_float<true, 32>(a); }
+void matmul_f32_f32_512(const MatmulArgs& a) { matmul_float<false, 32>(a); }
+
+constexpr Kernels avx512_kernels() {
+  Kernels k = x86_kernels("avx512-vnni", quant_entries<Q4_0Pairs>(), quant_entries<Q8_0Policy<Avx512>>(),
+                          quant_entries<Q6_KPairs>());
+  k.f16.matmul = matmul_f16_f32_512;
+  k.f32.matmul = matmul_f32_f32_512;
+  return k;
+}
+constexpr Kernels kAvx512Vnni = avx512_kernels();
 
 }  // namespace
 
