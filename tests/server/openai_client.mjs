@@ -6,7 +6,8 @@
 //   TEMPLATE  deepseek-r1 or chatml: how a user message is rendered, to ask the CLI for the same
 // Prints PASS:/FAIL: lines; exits 1 when a check failed.
 import OpenAI from "openai";
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import assert from "node:assert/strict";
 
 const { WARM_URL, COLD_URL, API_KEY, TEMPLATE } = process.env;
@@ -32,11 +33,15 @@ function rendered(user) {
             : `<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
 }
 
-// What r1pi prints for a prompt (its final newline removed), decoded as the server decodes.
-function cli(prompt, n, extra = []) {
-  const out = execFileSync(CLI[0], [...CLI.slice(1), "-p", prompt, "-n", String(n), ...extra],
-                           { stdio: ["ignore", "pipe", "ignore"], timeout: 120000 });
-  return new TextDecoder("utf-8").decode(out.subarray(0, out.length - 1));
+// What r1pi prints for a prompt (its final newline removed), decoded as the server decodes. Run
+// without blocking node's event loop: a blocked loop cannot retire the client's idle keep-alive
+// sockets, so a CLI run longer than the server's keep-alive timeout (5 s, as under ASan) had the
+// next request sent on a socket the server had just closed ("Connection error").
+const execFileAsync = promisify(execFile);
+async function cli(prompt, n, extra = []) {
+  const { stdout } = await execFileAsync(CLI[0], [...CLI.slice(1), "-p", prompt, "-n", String(n), ...extra],
+                                         { encoding: "buffer", timeout: 120000, maxBuffer: 1 << 24 });
+  return new TextDecoder("utf-8").decode(stdout.subarray(0, stdout.length - 1));
 }
 
 // How the server splits an R1 answer: reasoning up to the first </think>, the answer after it.
@@ -115,7 +120,7 @@ await check("models, health, tokenize round trip", async () => {
 });
 
 await check("chat at temperature 0 gives the CLI's text, whole and streamed, split at </think>", async () => {
-  const expected = split(cli(rendered("Hi there"), 24, ["--temp", "0"]));
+  const expected = split(await cli(rendered("Hi there"), 24, ["--temp", "0"]));
   const whole = await chat(warm, "Hi there", { max_tokens: 24 });
   assert.equal(whole.object, "chat.completion");
   assert.equal(whole.choices[0].message.role, "assistant");
@@ -131,7 +136,7 @@ await check("chat at temperature 0 gives the CLI's text, whole and streamed, spl
 });
 
 await check("completions at temperature 0 give the CLI's text, whole and streamed", async () => {
-  const expected = cli("Once upon a time", 20, ["--temp", "0"]);
+  const expected = await cli("Once upon a time", 20, ["--temp", "0"]);
   const whole = await warm.completions.create({ prompt: "Once upon a time", max_tokens: 20, temperature: 0 });
   assert.equal(whole.object, "text_completion");
   assert.equal(whole.choices[0].text, expected);
@@ -142,7 +147,7 @@ await check("a seed reproduces the sampled text, and the CLI's with the same see
   const body = { prompt: "The little dog", max_tokens: 20, temperature: 0.9, top_p: 0.95, top_k: 40, seed: 42 };
   const a = await warm.completions.create(body), b = await warm.completions.create(body);
   assert.equal(a.choices[0].text, b.choices[0].text);
-  assert.equal(a.choices[0].text, cli("The little dog", 20, ["--temp", "0.9", "--top-p", "0.95", "--top-k", "40", "--seed", "42"]));
+  assert.equal(a.choices[0].text, await cli("The little dog", 20, ["--temp", "0.9", "--top-p", "0.95", "--top-k", "40", "--seed", "42"]));
 });
 
 await check("stop strings cut the text, also across tokens and when streamed", async () => {
