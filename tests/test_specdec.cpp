@@ -80,7 +80,9 @@ TEST(NgramIndex, KeepsUpAsTheHistoryGrows) {
   const Ids text = {4, 5, 6, 4, 5, 8, 4, 5};
   for (size_t i = 0; i < text.size(); ++i) {
     index.push(text[i]);
-    if (i == 4) EXPECT_EQ(index.continuation(index.match(), 1), (Ids{6}));  // "4 5" then 6
+    if (i == 4) {
+      EXPECT_EQ(index.continuation(index.match(), 1), (Ids{6}));  // "4 5" then 6
+    }
   }
   EXPECT_EQ(index.continuation(index.match(), 1), (Ids{8}));  // now the later "4 5", then 8
   EXPECT_EQ(index.history(), text);

@@ -136,7 +136,9 @@ TEST(SpeculativeGeneration, EndOfGenerationAcceptedFromADraft) {
     EXPECT_EQ(spec.stop_reason, "eog");
     EXPECT_EQ(spec.generated.back(), eos);
     // (At offset 4 the prefill's own pick, at position 20, is the end.)
-    if (spec.generated.size() > 1) EXPECT_GT(spec.spec.accepted, 0) << eos_offset;
+    if (spec.generated.size() > 1) {
+      EXPECT_GT(spec.spec.accepted, 0) << eos_offset;
+    }
   }
 }
 
