@@ -78,8 +78,8 @@ void bench_threads(const BenchOptions& o, const r1pi::LoadedModel& model, const 
 
 // The drafter's defaults (r1pi's) and the cost curve of this thread count, from the cache or
 // measured on the loaded model (as r1pi --spec), when a test of tests[first, end) speculates.
-r1pi::SpecOptions spec_options(const BenchOptions& o, r1pi::TokenSource& source, const Job& job, int threads,
-                               size_t first, size_t end) {
+r1pi::SpecOptions spec_options(const BenchOptions& o, const r1pi::LoadedModel& model, r1pi::TokenSource& source,
+                               const Job& job, int threads, size_t first, size_t end) {
   if (std::none_of(o.tests.begin() + first, o.tests.begin() + end,
                    [](const r1pi::BenchTest& t) { return t.config.spec != 0; }))
     return {};
@@ -87,7 +87,7 @@ r1pi::SpecOptions spec_options(const BenchOptions& o, r1pi::TokenSource& source,
   run.model_path = o.model_path;
   run.sampler = r1pi::SamplerParams{0.0f, 1, 1.0f, 0};
   run.spec = true;
-  return r1pi::generation_options(run, source, job.n_ranks, threads).spec;
+  return r1pi::generation_options(run, model, source, job.n_ranks, threads).spec;
 }
 
 int bench(const BenchOptions& o, const Job& job) {
@@ -118,7 +118,7 @@ int bench(const BenchOptions& o, const Job& job) {
     while (end < o.tests.size() && o.tests[end].config.threads == threads) ++end;
     bench_threads(o, model, job, threads, n_ctx,
                   [&](r1pi::TokenSource& source, const std::function<r1pi::StepCost()>& last_cost) {
-                    const r1pi::SpecOptions spec = spec_options(o, source, job, threads, first, end);
+                    const r1pi::SpecOptions spec = spec_options(o, model, source, job, threads, first, end);
                     for (size_t i = first; i < end; ++i) {
                       std::fprintf(stderr, "[%zu/%zu] %s -t %d -b %d --spec %d: 1 warm-up + %d runs\n", i + 1,
                                    o.tests.size(), o.tests[i].name().c_str(), threads,

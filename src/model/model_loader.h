@@ -2,9 +2,11 @@
 // releases the mapping.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "model/llama_config.h"
+#include "model/model_fingerprint.h"
 #include "model/llama_weights.h"
 #include "model/shard.h"
 #include "tokenizer/tokenizer.h"
@@ -20,6 +22,8 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   LlamaWeights weights;
   uint64_t file_bytes = 0;
+  // The file's fingerprint when loading computed it (several ranks check they opened one model).
+  std::optional<Fingerprint> fingerprint;
 };
 
 // Reads the configuration and vocabulary and computes rank's shard of n_ranks (no weights yet).

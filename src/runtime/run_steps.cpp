@@ -93,14 +93,8 @@ int run_session(const Session& session, TokenSource& source, const std::function
                       [&](TokenSource& s) { return session(s, model, n_ctx, gen); });
 }
 
-namespace {
-// The model fingerprint of the file at path, in hex (the key of its cached cost curve).
-std::string fingerprint_of(const std::string& path) {
-  return to_hex(model_fingerprint(GgufFile::open(path)), 32);
-}
-}  // namespace
-
-GenerationOptions generation_options(const RunOptions& o, TokenSource& source, int n_ranks, int threads) {
+GenerationOptions generation_options(const RunOptions& o, const LoadedModel& model, TokenSource& source,
+                                     int n_ranks, int threads) {
   GenerationOptions gen;
   gen.n_predict = o.n_predict;
   gen.batch_size = o.batch_size;
@@ -111,9 +105,11 @@ GenerationOptions generation_options(const RunOptions& o, TokenSource& source, i
   gen.spec.max_draft = o.spec_max;
   gen.spec.min_ngram = o.spec_min_ngram;
   gen.spec.max_ngram = o.spec_max_ngram;
+  // The fingerprint keys the cached curve: the loader's when it has one, else read from the file.
+  const Fingerprint fingerprint = model.fingerprint ? *model.fingerprint : model_fingerprint(GgufFile::open(o.model_path));
   const CostCurveChoice cost =
       choose_cost_curve(o.spec_cost,
-                        cost_cache_key(fingerprint_of(o.model_path), n_ranks, threads, kernels().name, o.sampler),
+                        cost_cache_key(to_hex(fingerprint, 32), n_ranks, threads, kernels().name, o.sampler),
                         o.spec_max + 1, source, Sampler(o.sampler));
   gen.spec.cost = cost.curve;
   gen.spec.cost_origin = cost.origin;
@@ -138,7 +134,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
                        kv_cache_type(o.kv_type));
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds, forward.kv_cache_bytes());
-  const GenerationOptions gen = generation_options(o, source, 1, pool.size());
+  const GenerationOptions gen = generation_options(o, model, source, 1, pool.size());
   if (o.session) return run_session(session, source, {}, o.timings_csv, model, n_ctx, gen);
   print_summary(run_generation(source, {}, gen, o.timings_csv, *model.tokenizer, prompt));
   return 0;

@@ -43,9 +43,10 @@ int run_session(const Session& session, TokenSource& source, const std::function
 
 // The generation options of a run: sampling, the budget and, with --spec, the drafter's settings
 // and the cost curve (from --spec-cost, the cache, or measured now through source). Only --spec
-// reads the model file again (its fingerprint keys the cached curve).
-GenerationOptions generation_options(const RunOptions& options, TokenSource& source, int n_ranks,
-                                     int threads);
+// needs the model's fingerprint (it keys the cached curve): model's when loading computed it, else
+// read from the file.
+GenerationOptions generation_options(const RunOptions& options, const LoadedModel& model, TokenSource& source,
+                                     int n_ranks, int threads);
 
 // The whole job on this process (one rank).
 int run_single_rank(const RunOptions& options, const Session& session = {});

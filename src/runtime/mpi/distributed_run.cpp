@@ -72,6 +72,7 @@ std::optional<LoadedModel> load_shards(const std::string& path, bool weights_fro
     GgufFile file = GgufFile::open(path);
     fingerprint = model_fingerprint(file);
     loaded = describe_model(file, world.rank(), world.size());
+    loaded->fingerprint = fingerprint;
     MappedSliceSource source(file);
     load_weights(*loaded, file, source, world.is_root());
   } catch (const Error& e) {
@@ -141,7 +142,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
     int status = 1;
     try {
       status = run_session(session, source, [&] { return source.last_cost(); }, o.timings_csv, model, n_ctx,
-                           generation_options(o, source, n_ranks, pool.size()));
+                           generation_options(o, model, source, n_ranks, pool.size()));
     } catch (...) {
       source.stop(1);
       throw;
@@ -160,7 +161,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
   }
   print_banner(model, o, n_ctx, pool.size(), n_ranks, load_seconds, forward.kv_cache_bytes());
   const GenerationOptions gen =
-      generation_options(o, source, n_ranks, pool.size());
+      generation_options(o, model, source, n_ranks, pool.size());
   const GenerationResult result =
       run_generation(source, [&] { return source.last_cost(); }, gen, o.timings_csv, *model.tokenizer, prompt);
   source.stop(0);
