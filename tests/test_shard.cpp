@@ -111,7 +111,9 @@ TEST(SlicePlan, RanksPartitionEveryTensor) {
           next = s.col_end;
         }
       }
-      if (split.unit != Unit::None) EXPECT_EQ(next, split.axis == Axis::Rows ? rows : cols) << name;
+      if (split.unit != Unit::None) {
+        EXPECT_EQ(next, split.axis == Axis::Rows ? rows : cols) << name;
+      }
     }
   }
 }
