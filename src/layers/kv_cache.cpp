@@ -29,6 +29,11 @@ KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType ty
   const size_t n = size_t(n_layers) * n_heads * n_ctx * row_bytes_;
   keys_ = HugeBuffer(n);
   values_ = HugeBuffer(n);
+  // Touched now, as a zeroed vector would be: the memory a context needs is taken at start, where
+  // its lack ends the run with a clear error, not thousands of tokens into a trace; and the
+  // resident size stays flat over a run (tests/mpi/long_run.sh checks it).
+  std::memset(keys_.data(), 0, n);
+  std::memset(values_.data(), 0, n);
 }
 
 void KvCache::store(int layer, int pos, const float* keys, const float* values) {

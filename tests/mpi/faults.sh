@@ -87,6 +87,7 @@ slow_job() {
   local np=$1 victim=$2 phase=$3
   shift 3
   log=$work/job.log
+  : >"$log"  # now, not in the background child: the wait below must not read the last job's log
   local what
   case $phase in
     # -b 1: about 1800 single-token forwards over the long prompt, each with a sync: many seconds.
@@ -123,6 +124,7 @@ starting_job() {
   local np=$1 victim=$2
   shift 2
   log=$work/job.log
+  : >"$log"
   "$MPIRUN_WRAPPER" -np "$np" -- "$@" >"$log" 2>&1 &
   mpirun_pid=$!
   local i
@@ -265,6 +267,7 @@ serving() {
   local np=$1 i port="" r
   shift
   log=$work/job.log
+  : >"$log"
   "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" --serve --port 0 -c 2048 -t 1 \
     --ignore-eos "$@" >"$log" 2>&1 &
   mpirun_pid=$!
@@ -275,6 +278,7 @@ serving() {
     sleep 0.1
   done
   [ -n "$port" ] || { fail "the server never listened"; show "$log"; end_job; return 1; }
+  : >"$work/client.out"
   python3 "$R1PI_SOURCE_DIR/tests/mpi/stream_client.py" "$port" 2000 120 >"$work/client.out" 2>&1 &
   client_pid=$!
   for i in $(seq 1 600); do grep -q '^first event' "$work/client.out" && break; kill -0 $client_pid 2>/dev/null || break; sleep 0.1; done

@@ -39,6 +39,7 @@ JOB_TIMEOUT=120 job "$np" "$work/short.log" "$R1PI" "${args[@]}" -n 64
 log=$work/long.log samples=$work/rss
 parent_of() { local f; { f=$(<"/proc/$1/stat"); } 2>/dev/null || return 0; f=${f##*) }; read -r _ f _ <<<"$f"; echo "$f"; }
 start=$SECONDS
+: >"$log"  # before the background start: the polls below must not race the child's redirection
 timeout -s KILL "$limit" "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" "${args[@]}" -n -1 >"$log" 2>&1 &
 timeout_pid=$!
 declare -A rank_pid=()

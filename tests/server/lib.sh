@@ -50,6 +50,7 @@ make_model() {
 start_server() {
   local name=$1 np=$2 log=$SCRATCH/$1.log
   shift 2
+  : >"$log"  # before the background start: the poll below must not race the child's redirection
   if [ "$np" -gt 1 ]; then
     "$R1PI_SOURCE_DIR/scripts/mpirun" -np "$np" -- "$R1PI" "$@" --serve --port 0 -t 1 >"$log" 2>&1 &
   else
