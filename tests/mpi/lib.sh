@@ -21,6 +21,11 @@ finish() {
   exit 1
 }
 
+# every_configuration: true unless the build is a sanitizer's (R1PI_SANITIZED=1, set by
+# tests/mpi/CMakeLists.txt), where a script runs one configuration per code path: the other
+# twins check bytes, which the normal build does.
+every_configuration() { [ "${R1PI_SANITIZED:-0}" != 1 ]; }
+
 # job NP LOG ARGS...: scripts/mpirun -np NP -- ARGS... with a hard limit (a hang is a failure, not
 # a stuck ctest); the output goes to LOG, the exit status to $rc, the seconds taken to $secs.
 job() {
