@@ -17,9 +17,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from r1pibench import runs  # noqa: E402
 
 
 def ints(text):
@@ -29,8 +31,7 @@ def ints(text):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--llama-bench", required=True, help="path of llama.cpp's llama-bench")
-    p.add_argument("--r1pi-bench", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                        "..", "build", "r1pi-bench"))
+    p.add_argument("--build", help="r1pi's build folder (default build/)")
     p.add_argument("-m", "--model", required=True)
     p.add_argument("-p", default="128,512", help="prompt lengths (prefill tests), 0 for none")
     p.add_argument("-n", default="0", help="generation lengths (decode tests), 0 for none")
@@ -40,26 +41,24 @@ def parse_args():
     p.add_argument("--r1pi-args", default="", help="more arguments for r1pi-bench (e.g. '-b 256')")
     p.add_argument("--out", help="write the markdown report to this file too")
     a = p.parse_args()
-    for tool in (a.llama_bench, a.r1pi_bench):
-        if not os.access(tool, os.X_OK):
-            sys.exit("vs_llama_bench: %s is not an executable program" % tool)
+    a.build = runs.build_dir(a.build)
+    if not os.access(a.llama_bench, os.X_OK):
+        runs.die("%s is not an executable program" % a.llama_bench)
     if not os.path.isfile(a.model):
-        sys.exit("vs_llama_bench: no model file %s" % a.model)
+        runs.die("no model file %s" % a.model)
     if a.rounds < 1 or a.repetitions < 1:
-        sys.exit("vs_llama_bench: --rounds and -r must be at least 1")
+        runs.die("--rounds and -r must be at least 1")
     return a
 
 
 def run_tool(cmd):
-    """Runs one bench command with -o json; returns its tests' samples_ts (tok/s)."""
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if res.returncode != 0:
-        sys.exit("vs_llama_bench: %s failed (exit %d):\n%s" % (" ".join(cmd), res.returncode, res.stderr[-2000:]))
-    tests = json.loads(res.stdout)
+    """Runs one bench command with -o json; returns its test's samples_ts (tok/s)."""
+    out, _ = runs.checked(cmd)
+    tests = json.loads(out)
     if len(tests) != 1:
-        sys.exit("vs_llama_bench: expected one test from %s, got %d" % (" ".join(cmd), len(tests)))
+        runs.die("expected one test from %s, got %d" % (" ".join(cmd), len(tests)))
     if tests[0].get("error"):
-        sys.exit("vs_llama_bench: %s: %s" % (" ".join(cmd), tests[0]["error"]))
+        runs.die("%s: %s" % (" ".join(cmd), tests[0]["error"]))
     return [float(v) for v in tests[0]["samples_ts"]]
 
 
@@ -68,10 +67,10 @@ def main():
     tests = [("pp%d" % p, ["-p", str(p), "-n", "0"]) for p in ints(a.p) if p > 0]
     tests += [("tg%d" % n, ["-p", "0", "-n", str(n)]) for n in ints(a.n) if n > 0]
     if not tests:
-        sys.exit("vs_llama_bench: no test (give -p or -n values above 0)")
+        runs.die("no test (give -p or -n values above 0)")
     common = ["-m", a.model, "-t", str(a.threads), "-r", str(a.repetitions), "-o", "json"]
     tools = {
-        "r1pi": [a.r1pi_bench] + common + a.r1pi_args.split(),
+        "r1pi": [os.path.join(a.build, "r1pi-bench")] + common + a.r1pi_args.split(),
         "llama.cpp": [a.llama_bench] + common,
     }
     samples = {(name, tool): [] for name, _ in tests for tool in tools}
@@ -82,16 +81,15 @@ def main():
                 t0 = time.time()
                 got = run_tool(tools[tool] + test_args)
                 samples[(name, tool)] += got
-                print("round %d %s %s: %s tok/s (%.0f s)" % (rnd + 1, name, tool,
-                      ", ".join("%.2f" % v for v in got), time.time() - t0), file=sys.stderr, flush=True)
+                runs.progress("round %d %s %s: %s tok/s (%.0f s)" % (rnd + 1, name, tool,
+                              ", ".join("%.2f" % v for v in got), time.time() - t0))
     lines = ["| test | r1pi tok/s | llama.cpp tok/s | r1pi / llama.cpp |", "| --- | --- | --- | ---: |"]
     for name, _ in tests:
         r, l = samples[(name, "r1pi")], samples[(name, "llama.cpp")]
         lines.append("| %s | %s | %s | %.2f |" % (name, ", ".join("%.2f" % v for v in r),
                      ", ".join("%.2f" % v for v in l), statistics.mean(r) / statistics.mean(l)))
-    head = ("%s, %d threads, %d round(s) x %d run(s) per tool, interleaved; load average %s at the end.\n\n"
-            % (os.path.basename(a.model), a.threads, a.rounds, a.repetitions,
-               " ".join(open("/proc/loadavg").read().split()[:3])))
+    head = ("%s, %d threads, %d round(s) x %d run(s) per tool, interleaved; %s at the end.\n\n"
+            % (os.path.basename(a.model), a.threads, a.rounds, a.repetitions, runs.uptime()))
     text = head + "\n".join(lines) + "\n"
     print(text)
     if a.out:
