@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
             ->MinTime(0.5);
       }
 
-  const std::vector<int> batches = {1, 2, 4, 8, 16, 128};
+  const std::vector<int> batches = {1, 2, 4, 8, 9, 16, 64, 128};
   std::vector<Shape> batched = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096}};
   if (quick) batched = {{GgmlType::Q4_0, 4096, 4096}};
   for (const Kernels* k : backends)

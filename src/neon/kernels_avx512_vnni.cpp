@@ -132,6 +132,21 @@ struct Q6_KPairs : Q6_KVnni<Avx512> {
   static R1PI_INLINE __m512 scaled2(__m512 t, const W2& w) { return _mm512_mul_ps(t, w.sf); }
 };
 
+}  // namespace
+}  // namespace r1pi
+
+#include "neon/kernels_avx512_q4_0_batch.h"
+
+namespace r1pi {
+namespace {
+
+// Q4_0: up to kFewTokens tokens in row pairs (few_tile_pairs), more in token pairs
+// (kernels_avx512_q4_0_batch.h).
+void matmul_q4_0_512(const MatmulArgs& a) {
+  if (a.B <= kFewTokens<Q4_0Pairs>) return matmul_quant<Q4_0Pairs>(a);
+  if (a.r1 > a.r0) matmul_q4_0_pairs(a);
+}
+
 // The float products again with 32 registers: tiles of 4 rows x 4 tokens for more than four
 // tokens (batched attention's scores), the same bytes as the shared AVX2 ones.
 void matmul_f16_f32_512(const MatmulArgs& a) { matmul_float<true, 32>(a); }
@@ -140,6 +155,7 @@ void matmul_f32_f32_512(const MatmulArgs& a) { matmul_float<false, 32>(a); }
 constexpr Kernels avx512_kernels() {
   Kernels k = x86_kernels("avx512-vnni", quant_entries<Q4_0Pairs>(), quant_entries<Q8_0Policy<Avx512>>(),
                           quant_entries<Q6_KPairs>());
+  k.q4_0.matmul = matmul_q4_0_512;
   k.f16.matmul = matmul_f16_f32_512;
   k.f32.matmul = matmul_f32_f32_512;
   return k;

@@ -1,0 +1,208 @@
+// Q4_0 products of more than kFewTokens tokens (prefill, long verifications) in 512-bit registers,
+// for the avx512-vnni backend only (included by kernels_avx512_vnni.cpp). The same bytes as every
+// other backend (recipe in kernels.h): each output keeps its eight lanes, its own fma chain and
+// its block order, and reduce8 pairs the lanes at the end.
+//
+// Two tokens share a register, their lanes interleaved: dword 2j + s is lane j of token 2p + s.
+// Then one vpdpbusd, one subtraction and one fma serve two tokens, and the pair's scale
+// d = d_w * d_x is one 64-bit broadcast ([d_t, d_t+1] repeated) from the row's eight products,
+// which one multiply makes per weight block. The offsets are taken off on the weight side: the
+// activations enter unsigned (x + 128), the weights signed, each dword twice (one vpshufb): lanes
+// 0..3 the low nibbles as q - 8, lanes 4..7 the high nibbles left in place as 16 q - 128; one
+// vpdpbusd per weight block makes the offsets that the products start from (bits(M) or bits(M16)
+// minus 128 times the lane's weight sum), so the lanes come out as the floats M + p_j and M16 +
+// p_j, and one subtraction leaves p_j exactly. The activations are rearranged once per call
+// (prepare_pairs). On this design's test machine (Zen 5) the loop runs at about half the rate its
+// vpdpbusd alone would allow; the other ways tried (activation-side offsets, scales by permute or
+// by multiply) were slower (bench/README.md).
+#pragma once
+
+#include "neon/kernels_x86_policies.h"
+
+namespace r1pi {
+namespace {
+
+// The activations of one call in token pairs, tile by tile (8 tokens, the last tile padded with
+// zeros) so that a tile's blocks follow each other in memory: for tile i, block b and pair p of
+// the tile (tokens 8i + 2p and 8i + 2p + 1), at slot (i * nb + b) * 4 + p, 64 bytes of interleaved
+// quants x + 128; the tile's eight scales as floats at (i * nb + b) * 8.
+struct PairedX {
+  int64_t nb;
+  const __m512i* xs;
+  const float* dx;
+};
+
+thread_local Scratch tl_pairs;
+
+R1PI_INLINE __m512i interleave_dwords(__m256i even, __m256i odd) {
+  const __m512i idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  return _mm512_permutex2var_epi32(_mm512_castsi256_si512(even), idx, _mm512_castsi256_si512(odd));
+}
+
+inline PairedX prepare_pairs(const MatmulArgs& a, int64_t nb) {
+  const float* lut = f16_table();
+  const int tiles = (a.B + 7) / 8;
+  const size_t slots = size_t(tiles) * size_t(nb) * 4;
+  uint8_t* base = static_cast<uint8_t*>(tl_pairs.get(slots * 64 + slots * 8 + 64));
+  __m512i* xs = reinterpret_cast<__m512i*>(base);
+  float* dx = reinterpret_cast<float*>(base + slots * 64);
+  const __m256i flip = _mm256_set1_epi8(int8_t(0x80));
+  for (int i = 0; i < tiles; ++i)
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* blk = a.x + b * int64_t(sizeof(block_q8_0));
+      const size_t slot = (size_t(i) * nb + b) * 4;
+      for (int p = 0; p < 4; ++p) {
+        __m256i q[2];
+        for (int s = 0; s < 2; ++s) {
+          const int t = 8 * i + 2 * p + s;
+          // Padding tokens: x = 0 (stored as 128), scale 0; computed and dropped.
+          const uint8_t* tb = blk + size_t(t) * a.x_row_bytes;
+          q[s] = t < a.B ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tb + 2)) : _mm256_setzero_si256();
+          q[s] = _mm256_xor_si256(q[s], flip);
+          dx[slot * 2 + 2 * p + s] = t < a.B ? lut[load_u16(tb)] : 0.0f;
+        }
+        xs[slot + p] = interleave_dwords(q[0], q[1]);
+      }
+    }
+  return {nb, xs, dx};
+}
+
+// Block b of a row, signed, each dword twice (dwords 2j and 2j + 1 hold lane j's four weights):
+// lanes 0..3 the low nibbles as q - 8, lanes 4..7 the high nibbles in place as 16 q - 128 (= 16
+// (q - 8)); and the offsets that vpdpbusd starts from: bits(M) - 128 * lane sum for lanes 0..3,
+// bits(M16) - 128 * lane sum for 4..7 (the activations come as x + 128).
+struct PairedW {
+  __m512i w, corr;
+};
+R1PI_INLINE PairedW q4_0_paired_weights(const uint8_t* blk) {
+  const __m512i raw = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+  const __m512i pick = _mm512_setr_epi32(0x03020100, 0x03020100, 0x07060504, 0x07060504, 0x0B0A0908,
+                                         0x0B0A0908, 0x0F0E0D0C, 0x0F0E0D0C, 0x03020100, 0x03020100,
+                                         0x07060504, 0x07060504, 0x0B0A0908, 0x0B0A0908, 0x0F0E0D0C,
+                                         0x0F0E0D0C);
+  const __m512i low = _mm512_castsi256_si512(_mm256_set1_epi8(0x0F));
+  const __m512i mask = _mm512_inserti64x4(low, _mm256_set1_epi8(int8_t(0xF0)), 1);
+  const __m512i offs = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi8(8)),
+                                          _mm256_set1_epi8(int8_t(0x80)), 1);
+  const __m512i magic = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(kMagicBits)),
+                                           _mm256_set1_epi32(kMagic16Bits), 1);
+  const __m512i w = _mm512_sub_epi8(_mm512_and_si512(_mm512_shuffle_epi8(raw, pick), mask), offs);
+  const __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(int8_t(0x80)), w);
+  return {w, _mm512_sub_epi32(magic, sums)};
+}
+
+// R rows x the first P token pairs of a tile over blocks [kb0, kb1).
+template <int R, int P>
+R1PI_INLINE void pair_tile(const uint8_t* const* rows, const PairedX& px, int tile, int64_t kb0,
+                           int64_t kb1, __m512 (&acc_io)[R][P], const float* lut, size_t pf) {
+  const __m512 magic = _mm512_castps256_ps512(_mm256_set1_ps(kMagic));
+  const __m512 magic2 = _mm512_insertf32x8(magic, _mm256_set1_ps(kMagic16), 1);
+  __m512 acc[R][P];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < P; ++p) acc[r][p] = acc_io[r][p];
+  alignas(32) float d8[R][8];
+  const float* dl = &d8[0][0];
+  asm("" : "+r"(dl));
+  for (int64_t b = kb0; b < kb1; ++b) {
+    const size_t slot = (size_t(tile) * px.nb + b) * 4;
+    PairedW w[R];
+    const __m256 dx = _mm256_load_ps(px.dx + slot * 2);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* blk = rows[r] + b * int64_t(sizeof(block_q4_0));
+      _mm_prefetch(reinterpret_cast<const char*>(blk + pf), _MM_HINT_T0);
+      w[r] = q4_0_paired_weights(blk);
+      _mm256_store_ps(d8[r], _mm256_mul_ps(_mm256_broadcast_ss(lut + load_u16(blk)), dx));
+    }
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) {
+      const __m512i x = _mm512_load_si512(px.xs + slot + p);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const __m512 f = _mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(w[r].corr, x, w[r].w)), magic2);
+        const __m512 d = _mm512_castpd_ps(
+            _mm512_broadcastsd_pd(_mm_load_sd(reinterpret_cast<const double*>(dl + 8 * r + 2 * p))));
+        acc[r][p] = _mm512_fmadd_ps(d, f, acc[r][p]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < P; ++p) acc_io[r][p] = acc[r][p];
+}
+
+// Token t0 + 2p + s of a pair tile: lanes 2j + s of its register, in lane order, then reduce8.
+R1PI_INLINE float reduce_paired(__m512 v, int s) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+  const __m512 split = _mm512_permutexvar_ps(even, v);
+  return reduce8(s == 0 ? _mm512_castps512_ps256(split) : _mm512_extractf32x8_ps(split, 1));
+}
+
+constexpr int kPairRowGroup = 32;       // rows whose weights stay in cache across the token tiles
+constexpr int64_t kPairBlockChunk = 64;  // blocks per pass (32 and 128 were slower, bench/README.md)
+constexpr int kPairRows = 2;
+
+// Rows [r0, r1) of token tile `tile` (its first P pairs) over blocks [kb0, kb1), R rows at a time;
+// the partial sums wait in accbuf (4 registers per row) between passes.
+template <int R, int P>
+void pair_rows(const MatmulArgs& a, const PairedX& px, int64_t r0, int64_t r1, int tile, int64_t kb0,
+               int64_t kb1, __m512* accbuf, const float* lut) {
+  const bool first = kb0 == 0, last = kb1 == px.nb;
+  for (int64_t r = r0; r < r1; r += R) {
+    __m512 acc[R][P];
+    const uint8_t* rows[R];
+    for (int i = 0; i < R; ++i) {
+      rows[i] = a.w + size_t(r + i) * a.w_row_bytes;
+      for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : accbuf[(r - r0 + i) * 4 + p];
+    }
+    // The first token tile streams the weights from memory; later ones find them in cache.
+    pair_tile<R, P>(rows, px, tile, kb0, kb1, acc, lut, tile == 0 ? size_t(R) * a.w_row_bytes : 0);
+    for (int i = 0; i < R; ++i)
+      for (int p = 0; p < P; ++p) {
+        if (!last) {
+          accbuf[(r - r0 + i) * 4 + p] = acc[i][p];
+          continue;
+        }
+        for (int s = 0; s < 2; ++s) {
+          const int t = 8 * tile + 2 * p + s;
+          if (t < a.B) a.out[int64_t(t) * a.out_stride + r + i] = reduce_paired(acc[i][p], s);
+        }
+      }
+  }
+}
+
+template <int P>
+void pair_token_tile(const MatmulArgs& a, const PairedX& px, int64_t r0, int64_t r1, int tile,
+                     int64_t kb0, int64_t kb1, __m512* accbuf, const float* lut) {
+  constexpr int R = kPairRows;
+  const int64_t rfull = r0 + (r1 - r0) / R * R;
+  if (rfull > r0) pair_rows<R, P>(a, px, r0, rfull, tile, kb0, kb1, accbuf, lut);
+  if (rfull < r1) pair_rows<1, P>(a, px, rfull, r1, tile, kb0, kb1, accbuf + (rfull - r0) * 4, lut);
+}
+
+// Rows [a.r0, a.r1) for B > kFewTokens tokens: row groups, and within a group chunk by chunk of
+// blocks every token tile, so that the group's weights for the chunk are read from memory once.
+inline void matmul_q4_0_pairs(const MatmulArgs& a) {
+  const int64_t nb = a.n / QK8_0;
+  const float* lut = f16_table();
+  const PairedX px = prepare_pairs(a, nb);
+  const int tiles = (a.B + 7) / 8, pairs = (a.B + 1) / 2;
+  __m512* accbuf = static_cast<__m512*>(tl_acc.get(sizeof(__m512) * 4 * kPairRowGroup * size_t(tiles)));
+  for (int64_t rg = a.r0; rg < a.r1; rg += kPairRowGroup) {
+    const int64_t rg1 = min64(a.r1, rg + kPairRowGroup);
+    for (int64_t kb0 = 0; kb0 < nb; kb0 += kPairBlockChunk) {
+      const int64_t kb1 = min64(nb, kb0 + kPairBlockChunk);
+      for (int i = 0; i < tiles; ++i) {
+        __m512* acc = accbuf + size_t(i) * 4 * kPairRowGroup;
+        switch (pairs - 4 * i >= 4 ? 4 : pairs - 4 * i) {
+          case 1: pair_token_tile<1>(a, px, rg, rg1, i, kb0, kb1, acc, lut); break;
+          case 2: pair_token_tile<2>(a, px, rg, rg1, i, kb0, kb1, acc, lut); break;
+          case 3: pair_token_tile<3>(a, px, rg, rg1, i, kb0, kb1, acc, lut); break;
+          default: pair_token_tile<4>(a, px, rg, rg1, i, kb0, kb1, acc, lut); break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace r1pi
