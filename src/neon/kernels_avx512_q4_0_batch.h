@@ -8,13 +8,14 @@
 // d = d_w * d_x is one 64-bit broadcast ([d_t, d_t+1] repeated) from the row's eight products,
 // which one multiply makes per weight block. The offsets are taken off on the weight side: the
 // activations enter unsigned (x + 128), the weights signed, each dword twice (one vpshufb): lanes
-// 0..3 the low nibbles as q - 8, lanes 4..7 the high nibbles left in place as 16 q - 128; one
-// vpdpbusd per weight block makes the offsets that the products start from (bits(M) or bits(M16)
-// minus 128 times the lane's weight sum), so the lanes come out as the floats M + p_j and M16 +
-// p_j, and one subtraction leaves p_j exactly. The activations are rearranged once per call
-// (prepare_pairs). On this design's test machine (Zen 5) the loop runs at about half the rate its
-// vpdpbusd alone would allow; the other ways tried (activation-side offsets, scales by permute or
-// by multiply) were slower (bench/README.md).
+// 0..3 the low nibbles as q - 8, lanes 4..7 the high nibbles left in place as 16 q - 128. vpdpbusd
+// adds the products to bits(M) (bits(M16) in lanes 4..7), which makes them the float M + the sum,
+// and one float subtraction of M + 128 * (the lane's weight sum), made once per weight block by
+// another vpdpbusd, leaves p_j exactly: both floats lie in M's binade, so their difference is
+// exact. The activations are rearranged once per call (prepare_pairs). On this design's test
+// machine (Zen 5) the loop runs at about 0.6 of the rate its vpdpbusd alone would allow; the other
+// ways tried (activation-side offsets, the scales by permute or by multiply, three or four rows
+// per tile) were slower (bench/README.md).
 #pragma once
 
 #include "neon/kernels_x86_policies.h"
@@ -69,11 +70,16 @@ inline PairedX prepare_pairs(const MatmulArgs& a, int64_t nb) {
 
 // Block b of a row, signed, each dword twice (dwords 2j and 2j + 1 hold lane j's four weights):
 // lanes 0..3 the low nibbles as q - 8, lanes 4..7 the high nibbles in place as 16 q - 128 (= 16
-// (q - 8)); and the offsets that vpdpbusd starts from: bits(M) - 128 * lane sum for lanes 0..3,
-// bits(M16) - 128 * lane sum for 4..7 (the activations come as x + 128).
+// (q - 8)); and what the products are measured against, as floats: M + 128 * lane sum for lanes
+// 0..3, M16 + 128 * lane sum / 16 for 4..7 (the activations come as x + 128).
 struct PairedW {
-  __m512i w, corr;
+  __m512i w;
+  __m512 base;
 };
+R1PI_INLINE __m512i paired_magic_bits() {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(kMagicBits)),
+                            _mm256_set1_epi32(kMagic16Bits), 1);
+}
 R1PI_INLINE PairedW q4_0_paired_weights(const uint8_t* blk) {
   const __m512i raw = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
   const __m512i pick = _mm512_setr_epi32(0x03020100, 0x03020100, 0x07060504, 0x07060504, 0x0B0A0908,
@@ -84,42 +90,45 @@ R1PI_INLINE PairedW q4_0_paired_weights(const uint8_t* blk) {
   const __m512i mask = _mm512_inserti64x4(low, _mm256_set1_epi8(int8_t(0xF0)), 1);
   const __m512i offs = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi8(8)),
                                           _mm256_set1_epi8(int8_t(0x80)), 1);
-  const __m512i magic = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(kMagicBits)),
-                                           _mm256_set1_epi32(kMagic16Bits), 1);
   const __m512i w = _mm512_sub_epi8(_mm512_and_si512(_mm512_shuffle_epi8(raw, pick), mask), offs);
-  const __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(int8_t(0x80)), w);
-  return {w, _mm512_sub_epi32(magic, sums)};
+  return {w, _mm512_castsi512_ps(_mm512_dpbusd_epi32(paired_magic_bits(), _mm512_set1_epi8(int8_t(0x80)), w))};
 }
 
 // R rows x the first P token pairs of a tile over blocks [kb0, kb1).
 template <int R, int P>
 R1PI_INLINE void pair_tile(const uint8_t* const* rows, const PairedX& px, int tile, int64_t kb0,
                            int64_t kb1, __m512 (&acc_io)[R][P], const float* lut, size_t pf) {
-  const __m512 magic = _mm512_castps256_ps512(_mm256_set1_ps(kMagic));
-  const __m512 magic2 = _mm512_insertf32x8(magic, _mm256_set1_ps(kMagic16), 1);
+  const __m512i magic_bits = paired_magic_bits();
   __m512 acc[R][P];
   for (int r = 0; r < R; ++r)
     for (int p = 0; p < P; ++p) acc[r][p] = acc_io[r][p];
   alignas(32) float d8[R][8];
   const float* dl = &d8[0][0];
   asm("" : "+r"(dl));
-  for (int64_t b = kb0; b < kb1; ++b) {
-    const size_t slot = (size_t(tile) * px.nb + b) * 4;
+  // Pointers that step with the blocks (index arithmetic per block cost a dozen instructions).
+  const __m512i* xp = px.xs + (size_t(tile) * px.nb + kb0) * 4;
+  const float* dxp = px.dx + (size_t(tile) * px.nb + kb0) * 8;
+  const uint8_t* wp[R];
+  for (int r = 0; r < R; ++r) wp[r] = rows[r] + kb0 * int64_t(sizeof(block_q4_0));
+  for (int64_t b = kb0; b < kb1; ++b, xp += 4, dxp += 8) {
     PairedW w[R];
-    const __m256 dx = _mm256_load_ps(px.dx + slot * 2);
+    const __m256 dx = _mm256_load_ps(dxp);
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
-      const uint8_t* blk = rows[r] + b * int64_t(sizeof(block_q4_0));
+      const uint8_t* blk = wp[r];
+      wp[r] += sizeof(block_q4_0);
       _mm_prefetch(reinterpret_cast<const char*>(blk + pf), _MM_HINT_T0);
       w[r] = q4_0_paired_weights(blk);
       _mm256_store_ps(d8[r], _mm256_mul_ps(_mm256_broadcast_ss(lut + load_u16(blk)), dx));
     }
 #pragma GCC unroll 4
     for (int p = 0; p < P; ++p) {
-      const __m512i x = _mm512_load_si512(px.xs + slot + p);
+      const __m512i x = _mm512_load_si512(xp + p);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
-        const __m512 f = _mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(w[r].corr, x, w[r].w)), magic2);
+        // bits(M) + sum (x + 128) w is the float M + sum (x + 128) w (its distance from M stays
+        // below 2^17); less M + 128 sum w it leaves p_j exactly (M16 and p_j / 16 in lanes 4..7).
+        const __m512 f = _mm512_sub_ps(_mm512_castsi512_ps(_mm512_dpbusd_epi32(magic_bits, x, w[r].w)), w[r].base);
         const __m512 d = _mm512_castpd_ps(
             _mm512_broadcastsd_pd(_mm_load_sd(reinterpret_cast<const double*>(dl + 8 * r + 2 * p))));
         acc[r][p] = _mm512_fmadd_ps(d, f, acc[r][p]);
