@@ -1,4 +1,4 @@
-// Q4_0 products of more than kFewTokens tokens (prefill, long verifications) in 512-bit registers,
+// Q4_0 products of 2 tokens or more (prefill and speculative verification) in 512-bit registers,
 // for the avx512-vnni backend only (included by kernels_avx512_vnni.cpp). The same bytes as every
 // other backend (recipe in kernels.h): each output keeps its eight lanes, its own fma chain and
 // its block order, and reduce8 pairs the lanes at the end.
@@ -188,13 +188,42 @@ void pair_token_tile(const MatmulArgs& a, const PairedX& px, int64_t r0, int64_t
   if (rfull < r1) pair_rows<1, P>(a, px, rfull, r1, tile, kb0, kb1, accbuf + (rfull - r0) * 4, lut);
 }
 
-// Rows [a.r0, a.r1) for B > kFewTokens tokens: row groups, and within a group chunk by chunk of
-// blocks every token tile, so that the group's weights for the chunk are read from memory once.
+// One token tile (up to 8 tokens: decode-sized batches, which stream the weights from memory with
+// little work per byte): the rows as two long streams, row i of each half of the range in one
+// tile, as few_rows does for the same reason, each prefetching kPrefetchAhead bytes along itself.
+template <int P>
+void pair_streams(const MatmulArgs& a, const PairedX& px, const float* lut) {
+  const int64_t q = (a.r1 - a.r0) / 2;
+  const int64_t ahead = min64(int64_t(a.w_row_bytes), kPrefetchAhead);
+  for (int64_t i = 0; i < q; ++i) {
+    const int64_t r[2] = {a.r0 + i, a.r0 + q + i};
+    const uint8_t* rows[2] = {a.w + size_t(r[0]) * a.w_row_bytes, a.w + size_t(r[1]) * a.w_row_bytes};
+    __m512 acc[2][P] = {};
+    pair_tile<2, P>(rows, px, 0, 0, px.nb, acc, lut, size_t(ahead));
+    for (int k = 0; k < 2; ++k)
+      for (int p = 0; p < P; ++p)
+        for (int s = 0; s < 2 && 2 * p + s < a.B; ++s)
+          a.out[int64_t(2 * p + s) * a.out_stride + r[k]] = reduce_paired(acc[k][p], s);
+  }
+  if (a.r0 + 2 * q < a.r1) pair_rows<1, P>(a, px, a.r0 + 2 * q, a.r1, 0, 0, px.nb, nullptr, lut);
+}
+
+// Rows [a.r0, a.r1) for 2 tokens or more: one tile as two streams; more tiles in row groups, and
+// within a group chunk by chunk of blocks every token tile, so that the group's weights for the
+// chunk are read from memory once.
 inline void matmul_q4_0_pairs(const MatmulArgs& a) {
   const int64_t nb = a.n / QK8_0;
   const float* lut = f16_table();
   const PairedX px = prepare_pairs(a, nb);
   const int tiles = (a.B + 7) / 8, pairs = (a.B + 1) / 2;
+  if (tiles == 1) {
+    switch (pairs) {
+      case 1: pair_streams<1>(a, px, lut); return;
+      case 2: pair_streams<2>(a, px, lut); return;
+      case 3: pair_streams<3>(a, px, lut); return;
+      default: pair_streams<4>(a, px, lut); return;
+    }
+  }
   __m512* accbuf = static_cast<__m512*>(tl_acc.get(sizeof(__m512) * 4 * kPairRowGroup * size_t(tiles)));
   for (int64_t rg = a.r0; rg < a.r1; rg += kPairRowGroup) {
     const int64_t rg1 = min64(a.r1, rg + kPairRowGroup);
