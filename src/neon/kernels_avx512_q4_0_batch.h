@@ -1,4 +1,4 @@
-// Q4_0 products of 2 tokens or more (prefill and speculative verification) in 512-bit registers,
+// Q4_0 products of 5 tokens or more (prefill and speculative verification) in 512-bit registers,
 // for the avx512-vnni backend only (included by kernels_avx512_vnni.cpp). The same bytes as every
 // other backend (recipe in kernels.h): each output keeps its eight lanes, its own fma chain and
 // its block order, and reduce8 pairs the lanes at the end.

@@ -1,7 +1,7 @@
 // The "avx512-vnni" backend: AVX2 + FMA + F16C with AVX-512 F/BW/VL/DQ/VNNI (Intel Cascade Lake
 // and later servers, AMD Zen 4 and later). The VNNI policies in 256 bits (vpdpbusd from AVX512-VNNI
 // with AVX512VL); two weight rows in each 512-bit register for Q6_K products of 1 to 8 tokens and
-// Q4_0 decode (few_tile_pairs), two tokens in each for Q4_0 products of 2 tokens or more
+// Q4_0 products of 1 to 4 (few_tile_pairs), two tokens in each for larger Q4_0 products
 // (kernels_avx512_q4_0_batch.h); the same bytes as every other backend. Where the compiler cannot target
 // AVX-512 (CMakeLists.txt then leaves the flags out) this build simply has no such backend.
 #include "neon/kernels.h"
@@ -29,7 +29,7 @@ struct Avx512 {
 // few_tile with rows 2i and 2i + 1 in one 512-bit register (lanes 0..7 and 8..15): each lane is
 // computed exactly as in the 256-bit tile, with about half the instructions per weight byte.
 // Policies with unpack2 / lanes2 / scaled2 (W2) take this path: Q6_K with 1 to 8 tokens, whose
-// unpacking is the costliest, and Q4_0 at B = 1 (more Q4_0 tokens go to
+// unpacking is the costliest, and Q4_0 with 1 to 4 (more Q4_0 tokens go to
 // kernels_avx512_q4_0_batch.h).
 template <class P, int R, int T>
 R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a, const Prepared& pp,
@@ -141,10 +141,12 @@ struct Q6_KPairs : Q6_KVnni<Avx512> {
 namespace r1pi {
 namespace {
 
-// Q4_0: decode in row pairs (few_tile_pairs), 2 tokens or more in token pairs
-// (kernels_avx512_q4_0_batch.h), which from 2 tokens on is the faster (bench/README.md).
+// Q4_0: up to 4 tokens in row pairs (few_tile_pairs), more in token pairs
+// (kernels_avx512_q4_0_batch.h). With every core streaming weights from memory the row pairs
+// stay ahead up to 3-4 tokens, the token pairs from 5-6 on (bench/README.md).
+constexpr int kQ4_0RowPairTokens = 4;
 void matmul_q4_0_512(const MatmulArgs& a) {
-  if (a.B <= 1) return matmul_quant<Q4_0Pairs>(a);
+  if (a.B <= kQ4_0RowPairTokens) return matmul_quant<Q4_0Pairs>(a);
   if (a.r1 > a.r0) matmul_q4_0_pairs(a);
 }
 

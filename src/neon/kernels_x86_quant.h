@@ -76,7 +76,7 @@ enum class Corr { None, Lanes, Pairs };
 // offsets (decode, small batches: memory-bound); more take the weight-side path (compute-bound).
 // The policies that run in AVX-512 row pairs (few_tile_pairs) stay ahead on that path up to 8
 // tokens; Q8_0, one row per register, does not (bench/README.md). (The avx512-vnni backend's Q4_0
-// leaves this template from 2 tokens on: kernels_avx512_q4_0_batch.h.)
+// leaves this template from 5 tokens on: kernels_avx512_q4_0_batch.h.)
 template <class P>
 constexpr int kFewTokens = requires { typename P::W2; } ? 8 : 4;
 
