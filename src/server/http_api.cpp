@@ -1,5 +1,9 @@
 #include "server/http_api.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <memory>
@@ -150,6 +154,28 @@ httplib::Server::Handler guarded(std::function<void(const httplib::Request&, htt
   };
 }
 
+// cpp-httplib's pool with its threads at the lowest priority (nice 19, Linux threads have their
+// own): they parse requests and write each streamed token, little work, but on a board whose
+// cores all compute, a connection thread woken per token at normal priority takes a core from
+// the compute threads in the middle of a forward, and every thread of that forward then waits
+// for the one it displaced (bench/server/api_vs_cli.py, README). At the lowest priority they run
+// in the gaps between forwards, when the compute threads sleep.
+class BackgroundThreadPool : public httplib::TaskQueue {
+ public:
+  explicit BackgroundThreadPool(size_t n) : pool_(n) {}
+  void enqueue(std::function<void()> fn) override {
+    pool_.enqueue([fn = std::move(fn)] {
+      thread_local const bool lowered = setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), 19) == 0;
+      (void)lowered;
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+};
+
 const char* status_message(int status) {
   switch (status) {
     case 400: return "bad request";
@@ -170,7 +196,7 @@ void add_api_routes(httplib::Server& http, const ApiContext& c) {
   http.set_keep_alive_timeout(5);
   // A thread per connection beyond the queue: every queued request holds one while it waits.
   const size_t threads = size_t(c.options.queue_size) + 8;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.new_task_queue = [threads] { return new BackgroundThreadPool(threads); };
 
   http.set_pre_routing_handler([&c](const httplib::Request& req, httplib::Response& res) {
     if (c.options.api_key.empty() || req.path == "/" || req.path == "/health")
