@@ -14,6 +14,7 @@ average rate over the whole generation and the plot of the rate against the posi
 import argparse
 import csv
 import os
+import re
 import shlex
 import sys
 
@@ -24,7 +25,17 @@ PROMPT = "Once upon a time"
 
 
 def shrink(a):
-    a.n_gen, a.threads = 256, 1
+    a.n_gen, a.threads, a.no_read_bw = 256, 1, True
+
+
+def read_bandwidth(a):
+    """The median GB/s of build/bench/read_bandwidth at this run's threads per rank, or None."""
+    prog = os.path.join(a.build, "bench", "read_bandwidth")
+    if a.no_read_bw or not os.access(prog, os.X_OK):
+        return None
+    out, _ = runs.checked([prog, "--threads", a.threads])
+    m = re.search(r"median_GBps=([0-9.]+)", out)
+    return float(m.group(1)) if m else None
 
 
 def parse_args():
@@ -34,6 +45,7 @@ def parse_args():
     p.add_argument("-t", "--threads", type=int, default=os.cpu_count())
     p.add_argument("--np", type=int, default=1, help="ranks (scripts/mpirun)")
     p.add_argument("--hostfile")
+    p.add_argument("--no-read-bw", action="store_true", help="do not measure the read bandwidth first")
     cli.add_common(p, "kv-law", "tiny preset, -n 256 -t 1")
     return cli.resolve(p.parse_args(), shrink)
 
@@ -46,6 +58,7 @@ def main():
     kv_bytes = 2 * layers * kv_heads * (dim // heads) * 4 / a.np  # per position, per rank
     e = env.record(runs.SOURCE, a.model, a.hostfile)
     load_start = runs.uptime()
+    read_bw = read_bandwidth(a)
     timings = os.path.join(a.out, a.name + ".csv")
     cmd = runs.mpirun(a.np, a.hostfile) + [
         os.path.join(a.build, "r1pi"), "-m", a.model, "-p", PROMPT, "-n", a.n_gen, "--temp", 0, "--ignore-eos",
@@ -59,6 +72,9 @@ def main():
     ms = [float(r["pred_ms"]) + float(r["sync_ms"]) for r in rows]
     fit = stats.linear_fit(pos, ms)
     average = len(ms) / (sum(ms) / 1e3)
+    # The short-context rate measured rather than fitted: when the cache adds little to a token
+    # (R^2 near 0, the machine's own slow phases dominating) the intercept is as noisy as the slope.
+    edge = max(1, min(200, len(ms) // 10))
     f = report.fmt
     kv_gbps = kv_bytes / (fit["b"] / 1e3) / 1e9 if fit["b"] > 0 else float("nan")
     lines = ["# Decode-rate law: %s, %d tokens" % (os.path.basename(a.model), a.n_gen), "",
@@ -69,11 +85,20 @@ def main():
              "| t(L) = a + b*L | %s + %s*L ms |" % (f(fit["a"]), "%.6f" % fit["b"]),
              "| R^2 | %.4f |" % fit["r2"],
              "| KV bytes per position per rank | %d |" % kv_bytes,
-             "| implied KV read rate (kv bytes / b) | %s GB/s |" % f(kv_gbps),
-             "| rate at the first / last position | %s / %s tok/s |" % (f(1e3 / ms[0]), f(1e3 / ms[-1])),
-             "| average rate over the generation | %s tok/s |" % f(average),
-             "| r1pi's decode line | %s tok/s |" % f(summary.get("decode", float("nan"))),
-             "| sha256 | `%s` |" % summary["sha256"], "", "## Environment", ""] + env.markdown(e)
+             "| implied KV read rate (kv bytes / b) | %s GB/s |" % f(kv_gbps)]
+    if read_bw:
+        lines += ["| read bandwidth, %s threads (read_bandwidth, median) | %s GB/s |" % (a.threads, f(read_bw)),
+                  "| KV read rate / read bandwidth | %s |" % f(kv_gbps / read_bw)]
+    lines += ["| rate at the first / last position | %s / %s tok/s |" % (f(1e3 / ms[0]), f(1e3 / ms[-1])),
+              "| average rate over the generation | %s tok/s |" % f(average),
+              "| short-context rate (1000 / a) | %s tok/s |" % f(1e3 / fit["a"]),
+              "| average / short-context rate | %s |" % f(average * fit["a"] / 1e3, 3),
+              "| first / last %d decode tokens, average rate | %s / %s tok/s |" % (
+                  edge, f(edge / (sum(ms[:edge]) / 1e3)), f(edge / (sum(ms[-edge:]) / 1e3))),
+              "| average over the generation / the first %d tokens' | %s |" % (
+                  edge, f(average / (edge / (sum(ms[:edge]) / 1e3)), 3)),
+              "| r1pi's decode line | %s tok/s |" % f(summary.get("decode", float("nan"))),
+              "| sha256 | `%s` |" % summary["sha256"], "", "## Environment", ""] + env.markdown(e)
     lines += ["", "![rate against position](%s.png)" % a.name]
     report.write(os.path.join(a.out, a.name + ".md"), lines)
     step = max(1, len(ms) // 1000)  # the plot needs no more points than pixels

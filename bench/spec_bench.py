@@ -3,8 +3,10 @@
 count: W warm-ups then N runs per side, interleaved (no-spec, spec, spec, no-spec, ...), the same
 command line but for --spec / --no-spec.
 
-  repetitive  greedy output that loops, run past end-of-generation (TinyStories-656K turns
-              'He said, "Hello, hello, hello, hello,' into one word repeated)
+  repetitive  greedy output that loops, run past end-of-generation (--repetitive PROMPT; the
+              default, four times 'The cat sat.', makes TinyStories-656K inflated to the 8B preset
+              (Q4_0) loop on a few short sentences; 'He said, "Hello, hello,' makes the F32 file
+              repeat one word but not the quantised inflated ones)
   quoting     the prompt holds a story and the output copies it: the model's own greedy
               continuation of "Once upon a time", then "Once upon a time" again
   sampled     --temp 1.5 --top-k 40: text that does not repeat (the worst case, with random presets)
@@ -29,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from r1pibench import cli, env, report, runs, stats  # noqa: E402
 
 KINDS = ("repetitive", "quoting", "sampled")
-REPETITIVE = 'He said, "Hello, hello, hello, hello,'
+REPETITIVE = "The cat sat. The cat sat. The cat sat. The cat sat."
 
 SPEC_LINE = re.compile(r"^spec: drafted (\d+), accepted (\d+) \(([0-9.]+)%\), (\d+) steps, ([0-9.]+) tokens/step, "
                        r"([0-9.]+)x by the cost curve, cost (.*) \((.*)\)$", re.M)
@@ -48,6 +50,7 @@ def parse_args():
     p.add_argument("-N", "--runs", type=int, default=10)
     p.add_argument("-W", "--warmups", type=int, default=2)
     p.add_argument("--kinds", default=",".join(KINDS))
+    p.add_argument("--repetitive", default=REPETITIVE, help="the prompt of the repetitive text")
     p.add_argument("--hostfile")
     cli.add_common(p, "spec", "tiny preset, --np 1 -n 32 -N 2 -W 0")
     a = cli.resolve(p.parse_args(), shrink)
@@ -68,7 +71,7 @@ def prompts(a):
     """The arguments of each kind of text; the quoting prompt from the model's own story."""
     out, _ = runs.checked(base(a, 1) + ["-p", "Once upon a time", "-n", 80, "--temp", 0, "--no-spec"])
     story = out.rstrip("\n")
-    return {"repetitive": ["-p", REPETITIVE, "--temp", 0, "--ignore-eos"],
+    return {"repetitive": ["-p", a.repetitive, "--temp", 0, "--ignore-eos"],
             "quoting": ["-p", "Once upon a time%s\nOnce upon a time" % story, "--temp", 0],
             "sampled": ["-p", "Once upon a time", "--temp", 1.5, "--top-k", 40, "--seed", 7]}
 

@@ -72,9 +72,9 @@ def file_sha256(path):
 
 
 def _hostfile(path):
-    if not path:
-        return "local"
-    return "%s (sha256 %s)" % (path, file_sha256(path)[:16])
+    launcher = os.environ.get("R1PI_MPIRUN")
+    where = "local" if not path else "%s (sha256 %s)" % (path, file_sha256(path)[:16])
+    return where if not launcher else "%s through %s" % (where, os.path.basename(launcher))
 
 
 def record(source_dir, model=None, hostfile=None):

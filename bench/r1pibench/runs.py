@@ -59,10 +59,12 @@ def r1pi_summary(stderr):
 
 
 def mpirun(np, hostfile=None):
-    """scripts/mpirun's line for np ranks here (or over a hostfile); none for one local rank."""
+    """scripts/mpirun's line for np ranks here (or over a hostfile); none for one local rank.
+    $R1PI_MPIRUN names another launcher with the same command line (bench/mpi/netns_mpirun.sh:
+    the ranks on the emulated 4-board network)."""
     if np == 1 and not hostfile:
         return []
-    line = [os.path.join(SOURCE, "scripts", "mpirun"), "-np", str(np)]
+    line = [os.environ.get("R1PI_MPIRUN") or os.path.join(SOURCE, "scripts", "mpirun"), "-np", str(np)]
     if hostfile:
         line += ["--hostfile", hostfile]
     return line + ["--"]

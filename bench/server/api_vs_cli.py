@@ -11,21 +11,28 @@ own, so that the server's prompt cache holds only BOS and <｜User｜> of it. CL
 time it prints (the first token is shown as soon as the prefill has chosen it), tok/s its decode
 line. API: TTFT is measured by the client from sending the request to the first streamed delta,
 tok/s from the tokens after the first and the time to the last; the server's own timings are
-shown beside them. Memory: VmRSS of the
-server process after loading, and its VmHWM after N clients at once (each asks for --tokens)."""
+shown beside them. The runs alternate (CLI, API, API, CLI, ...); each side is given as its mean with
+a 95% CI, and API / CLI as the ratio of the means with its 95% CI and Welch's p (bench/r1pibench).
+Memory: VmRSS of the server process after loading, and its VmHWM after N clients at once (each
+asks for --tokens)."""
 import argparse
 import http.client
 import json
+import os
 import re
 import statistics
 import subprocess
+import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from r1pibench import stats  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("r1pi")
 ap.add_argument("model")
-ap.add_argument("--reps", type=int, default=3)
+ap.add_argument("--reps", type=int, default=10)
 ap.add_argument("--tokens", type=int, default=64)
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--clients", type=int, default=20)
@@ -92,17 +99,34 @@ while b"listening on" not in server.stderr.readline():
 api_once("Hello", 4)  # the server's first request: pages of the model mapped in, as the CLI's runs have them cached
 idle = rss(server.pid, "VmRSS")
 cli_runs, api_runs = [], []
-for rep in range(a.reps):  # interleaved, so that drifts in the machine's load hit both
+for rep in range(a.reps):  # interleaved (ABBA), so that drifts in the machine's load hit both
     user = f"Question {rep + 1}. {question}"
-    cli_runs.append(cli_once(user))
-    api_runs.append(api_once(user))
+    if rep % 2 == 0:
+        cli_runs.append(cli_once(user))
+        api_runs.append(api_once(user))
+    else:
+        api_runs.append(api_once(user))
+        cli_runs.append(cli_once(user))
+
+
+def side(runs, k):
+    s = stats.summary([r[k] for r in runs])
+    return f"{s['mean']:.2f} ({s['ci95'][0]:.2f} .. {s['ci95'][1]:.2f})"
+
+
+def versus(k):
+    cli, api = [r[k] for r in cli_runs], [r[k] for r in api_runs]
+    r = stats.ratio_ci(cli, api)
+    return f"{r['ratio']:.3f} ({r['ci95'][0]:.3f} .. {r['ci95'][1]:.3f}), Welch's p {stats.welch(cli, api)['p']:.2g}"
+
+
 med = lambda runs, k: statistics.median(r[k] for r in runs)
-print(f"prompt: {len(rendered(question).encode())} bytes and a number, {a.tokens} tokens generated, -t {a.threads}, {a.reps} runs each (medians)")
-print(f"CLI: TTFT {med(cli_runs, 'ttft_ms'):.1f} ms, decode {med(cli_runs, 'tok_s'):.2f} tok/s")
-print(f"API: TTFT {med(api_runs, 'ttft_ms'):.1f} ms (server prefill {med(api_runs, 'server_prompt_ms'):.1f} ms), "
-      f"decode {med(api_runs, 'tok_s'):.2f} tok/s at the client, {med(api_runs, 'server_tok_s'):.2f} in the server")
-print(f"API vs CLI: TTFT {100 * (med(api_runs, 'ttft_ms') / med(cli_runs, 'ttft_ms') - 1):+.1f}%, "
-      f"decode {100 * (med(api_runs, 'tok_s') / med(cli_runs, 'tok_s') - 1):+.1f}%")
+print(f"prompt: {len(rendered(question).encode())} bytes and a number, {a.tokens} tokens generated, -t {a.threads}, "
+      f"{a.reps} runs each, interleaved (means with 95% CIs)")
+print(f"CLI: TTFT {side(cli_runs, 'ttft_ms')} ms, decode {side(cli_runs, 'tok_s')} tok/s")
+print(f"API: TTFT {side(api_runs, 'ttft_ms')} ms (server prefill median {med(api_runs, 'server_prompt_ms'):.1f} ms), "
+      f"decode {side(api_runs, 'tok_s')} tok/s at the client, median {med(api_runs, 'server_tok_s'):.2f} in the server")
+print(f"API / CLI: TTFT {versus('ttft_ms')}; decode tok/s {versus('tok_s')}")
 threads = [threading.Thread(target=api_once, args=(f"Client {i}. {question}",)) for i in range(a.clients)]
 for t in threads:
     t.start()
