@@ -4,11 +4,12 @@ with r1pi's per-forward timings (--timings FILE.csv), and the least-squares line
 t(L) = a + b*L of each decode token's time against its position L, with R^2.
 
 b is the cost of one more position in the KV cache: every decode token reads the keys and values
-of all earlier positions, kv_bytes = 2 (K and V) x layers x kv_dim x 4 (F32) per position (divided
-among the ranks by KV head), so kv_bytes / b is the rate at which the cache is read. Also the
+of all earlier positions, kv_bytes = 2 (K and V) x layers x kv_dim x the bytes of one element per
+position (4 with the exact F32 cache; --kv-type f16: 2, q8_0: 34 per 32) divided among the ranks
+by KV head, so kv_bytes / b is the rate at which the cache is read. Also the
 average rate over the whole generation and the plot of the rate against the position.
 
-  bench/kv_law.py -m MODEL [-n 4096] [-t 2] [--np 1]
+  bench/kv_law.py -m MODEL [-n 4096] [-t 2] [--np 1] [--kv-type f32|f16|q8_0]
   bench/kv_law.py --quick      (tiny preset, 256 tokens: seconds; what CI runs)
 """
 import argparse
@@ -22,18 +23,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from r1pibench import cli, env, report, runs, stats  # noqa: E402
 
 PROMPT = "Once upon a time"
+KV_ELEMENT_BYTES = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32}  # a q8_0 block: an f16 scale and 32 int8
 
 
 def shrink(a):
     a.n_gen, a.threads, a.no_read_bw = 256, 1, True
 
 
+def sharing_ranks(a):
+    """How many ranks read this machine's memory at once: all of them when they run here."""
+    return 1 if a.hostfile else a.np
+
+
 def read_bandwidth(a):
-    """The median GB/s of build/bench/read_bandwidth at this run's threads per rank, or None."""
+    """The median GB/s of build/bench/read_bandwidth at the threads that read this machine's
+    memory at once (threads per rank x the ranks here), or None."""
     prog = os.path.join(a.build, "bench", "read_bandwidth")
     if a.no_read_bw or not os.access(prog, os.X_OK):
         return None
-    out, _ = runs.checked([prog, "--threads", a.threads])
+    out, _ = runs.checked([prog, "--threads", a.threads * sharing_ranks(a)])
     m = re.search(r"median_GBps=([0-9.]+)", out)
     return float(m.group(1)) if m else None
 
@@ -45,6 +53,7 @@ def parse_args():
     p.add_argument("-t", "--threads", type=int, default=os.cpu_count())
     p.add_argument("--np", type=int, default=1, help="ranks (scripts/mpirun)")
     p.add_argument("--hostfile")
+    p.add_argument("--kv-type", choices=sorted(KV_ELEMENT_BYTES), default="f32", help="r1pi's --kv-type")
     p.add_argument("--no-read-bw", action="store_true", help="do not measure the read bandwidth first")
     cli.add_common(p, "kv-law", "tiny preset, -n 256 -t 1")
     return cli.resolve(p.parse_args(), shrink)
@@ -55,14 +64,14 @@ def main():
     info = runs.model_info(a.build, a.model)
     layers, dim = int(info["block_count"]), int(info["embedding_length"])
     heads, kv_heads = int(info["attention.head_count"]), int(info["attention.head_count_kv"])
-    kv_bytes = 2 * layers * kv_heads * (dim // heads) * 4 / a.np  # per position, per rank
+    kv_bytes = 2 * layers * kv_heads * (dim // heads) * KV_ELEMENT_BYTES[a.kv_type] / a.np  # per position, per rank
     e = env.record(runs.SOURCE, a.model, a.hostfile)
     load_start = runs.uptime()
     read_bw = read_bandwidth(a)
     timings = os.path.join(a.out, a.name + ".csv")
     cmd = runs.mpirun(a.np, a.hostfile) + [
         os.path.join(a.build, "r1pi"), "-m", a.model, "-p", PROMPT, "-n", a.n_gen, "--temp", 0, "--ignore-eos",
-        "-t", a.threads, "-c", a.n_gen + 64, "--timings", timings]
+        "-t", a.threads, "-c", a.n_gen + 64, "--kv-type", a.kv_type, "--timings", timings]
     runs.progress("generating %d tokens (%s)" % (a.n_gen, load_start))
     _, err = runs.checked(cmd, timeout=24 * 3600)
     summary = runs.r1pi_summary(err)
@@ -84,11 +93,16 @@ def main():
              "| decode tokens fitted | %d (positions %d..%d) |" % (len(ms), pos[0], pos[-1]),
              "| t(L) = a + b*L | %s + %s*L ms |" % (f(fit["a"]), "%.6f" % fit["b"]),
              "| R^2 | %.4f |" % fit["r2"],
-             "| KV bytes per position per rank | %d |" % kv_bytes,
-             "| implied KV read rate (kv bytes / b) | %s GB/s |" % f(kv_gbps)]
+             "| KV bytes per position per rank (%s cache) | %d |" % (a.kv_type, kv_bytes),
+             "| implied KV read rate (kv bytes / b)%s | %s GB/s |" % (", per rank" if a.np > 1 else "", f(kv_gbps))]
     if read_bw:
-        lines += ["| read bandwidth, %s threads (read_bandwidth, median) | %s GB/s |" % (a.threads, f(read_bw)),
-                  "| KV read rate / read bandwidth | %s |" % f(kv_gbps / read_bw)]
+        # Local ranks read their caches at the same time from one memory: their rates add up.
+        here = sharing_ranks(a)
+        lines += ["| read bandwidth, %d threads (read_bandwidth, median) | %s GB/s |" % (a.threads * here, f(read_bw))]
+        if here > 1:
+            lines += ["| KV read rate of the %d ranks here together | %s GB/s |" % (here, f(here * kv_gbps))]
+        lines += ["| KV read rate%s / read bandwidth | %s |" % (" of the ranks here" if here > 1 else "",
+                                                             f(here * kv_gbps / read_bw))]
     lines += ["| rate at the first / last position | %s / %s tok/s |" % (f(1e3 / ms[0]), f(1e3 / ms[-1])),
               "| average rate over the generation | %s tok/s |" % f(average),
               "| short-context rate (1000 / a) | %s tok/s |" % f(1e3 / fit["a"]),
