@@ -13,16 +13,24 @@ line. API: TTFT is measured by the client from sending the request to the first 
 tok/s from the tokens after the first and the time to the last; the server's own timings are
 shown beside them. The runs alternate (CLI, API, API, CLI, ...); each side is given as its mean with
 a 95% CI, and API / CLI as the ratio of the means with its 95% CI and Welch's p (bench/r1pibench).
+Both sides run with --timings, which times each forward: a decode token's time less its forward's
+(Pred + Sync) is what the loop around the forwards adds (the CLI: printing; the server: the text
+split, stop strings, the hand-over to the HTTP thread and that thread's work where it takes a
+core). Unlike the rates, this difference leaves out how fast the forwards themselves ran, which
+moves by 10% from run to run on a busy 2-core machine.
 Memory: VmRSS of the server process after loading, and its VmHWM after N clients at once (each
 asks for --tokens)."""
 import argparse
+import csv
 import http.client
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -45,12 +53,31 @@ def rendered(user):
     return f"<｜User｜>{user}<｜Assistant｜><think>\n"
 
 
+scratch = tempfile.mkdtemp(prefix="api_vs_cli.")
+cli_timings, server_timings = os.path.join(scratch, "cli.csv"), os.path.join(scratch, "server.csv")
+
+
+def decode_rows(path, skip=0):
+    """The --timings rows of decode forwards (one token each) after the first `skip` rows, and the
+    number of rows in the file."""
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return [r for r in rows[skip:] if r["tokens"] == "1"], len(rows)
+
+
+def forward_ms(rows):
+    return statistics.mean(float(r["pred_ms"]) + float(r["sync_ms"]) for r in rows)
+
+
 def cli_once(user):
-    err = subprocess.run([a.r1pi, "-m", a.model, "-p", rendered(user), "-n", str(a.tokens), "--temp", "0", "-t", str(a.threads)],
+    err = subprocess.run([a.r1pi, "-m", a.model, "-p", rendered(user), "-n", str(a.tokens), "--temp", "0", "-t", str(a.threads),
+                          "--timings", cli_timings],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True).stderr.decode()
     prefill_n, prefill_tps = re.search(r"prefill: (\d+) tokens, ([0-9.]+) tok/s", err).groups()
     decode_n, decode_tps = re.search(r"decode: (\d+) tokens, ([0-9.]+) tok/s", err).groups()
-    return {"ttft_ms": 1e3 * int(prefill_n) / float(prefill_tps), "tok_s": float(decode_tps)}
+    rows, _ = decode_rows(cli_timings)
+    return {"ttft_ms": 1e3 * int(prefill_n) / float(prefill_tps), "tok_s": float(decode_tps),
+            "between_ms": 1e3 / float(decode_tps) - forward_ms(rows)}
 
 
 def api_once(user, max_tokens=None):
@@ -92,26 +119,37 @@ def rss(pid, field):
     return 0.0
 
 
-server = subprocess.Popen([a.r1pi, "-m", a.model, "--serve", "--port", str(a.port), "-t", str(a.threads)],
+server = subprocess.Popen([a.r1pi, "-m", a.model, "--serve", "--port", str(a.port), "-t", str(a.threads),
+                           "--timings", server_timings],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 while b"listening on" not in server.stderr.readline():
     pass
 api_once("Hello", 4)  # the server's first request: pages of the model mapped in, as the CLI's runs have them cached
 idle = rss(server.pid, "VmRSS")
+
+
+def api_timed(user):
+    _, before = decode_rows(server_timings)
+    run = api_once(user)
+    rows, _ = decode_rows(server_timings, before)
+    run["between_ms"] = 1e3 / run["tok_s"] - forward_ms(rows)
+    return run
+
+
 cli_runs, api_runs = [], []
 for rep in range(a.reps):  # interleaved (ABBA), so that drifts in the machine's load hit both
     user = f"Question {rep + 1}. {question}"
     if rep % 2 == 0:
         cli_runs.append(cli_once(user))
-        api_runs.append(api_once(user))
+        api_runs.append(api_timed(user))
     else:
-        api_runs.append(api_once(user))
+        api_runs.append(api_timed(user))
         cli_runs.append(cli_once(user))
 
 
-def side(runs, k):
+def side(runs, k, digits=2):
     s = stats.summary([r[k] for r in runs])
-    return f"{s['mean']:.2f} ({s['ci95'][0]:.2f} .. {s['ci95'][1]:.2f})"
+    return f"{s['mean']:.{digits}f} ({s['ci95'][0]:.{digits}f} .. {s['ci95'][1]:.{digits}f})"
 
 
 def versus(k):
@@ -127,6 +165,11 @@ print(f"CLI: TTFT {side(cli_runs, 'ttft_ms')} ms, decode {side(cli_runs, 'tok_s'
 print(f"API: TTFT {side(api_runs, 'ttft_ms')} ms (server prefill median {med(api_runs, 'server_prompt_ms'):.1f} ms), "
       f"decode {side(api_runs, 'tok_s')} tok/s at the client, median {med(api_runs, 'server_tok_s'):.2f} in the server")
 print(f"API / CLI: TTFT {versus('ttft_ms')}; decode tok/s {versus('tok_s')}")
+token_ms = statistics.mean(1e3 / r["tok_s"] for r in cli_runs)
+extra = statistics.mean(r["between_ms"] for r in api_runs) - statistics.mean(r["between_ms"] for r in cli_runs)
+print(f"per decode token outside its forward (--timings): CLI {side(cli_runs, 'between_ms', 3)} ms, "
+      f"API {side(api_runs, 'between_ms', 3)} ms; the API's extra {extra:.3f} ms is "
+      f"{100 * extra / token_ms:.2f}% of the CLI's {token_ms:.2f} ms token")
 threads = [threading.Thread(target=api_once, args=(f"Client {i}. {question}",)) for i in range(a.clients)]
 for t in threads:
     t.start()
@@ -135,3 +178,4 @@ for t in threads:
 print(f"server memory: idle {idle:.1f} MB RSS, peak {rss(server.pid, 'VmHWM'):.1f} MB after {a.clients} concurrent clients")
 server.terminate()
 server.wait()
+shutil.rmtree(scratch)
