@@ -15,7 +15,6 @@ average rate over the whole generation and the plot of the rate against the posi
 import argparse
 import csv
 import os
-import re
 import shlex
 import sys
 
@@ -33,17 +32,6 @@ def shrink(a):
 def sharing_ranks(a):
     """How many ranks read this machine's memory at once: all of them when they run here."""
     return 1 if a.hostfile else a.np
-
-
-def read_bandwidth(a):
-    """The median GB/s of build/bench/read_bandwidth at the threads that read this machine's
-    memory at once (threads per rank x the ranks here), or None."""
-    prog = os.path.join(a.build, "bench", "read_bandwidth")
-    if a.no_read_bw or not os.access(prog, os.X_OK):
-        return None
-    out, _ = runs.checked([prog, "--threads", a.threads * sharing_ranks(a)])
-    m = re.search(r"median_GBps=([0-9.]+)", out)
-    return float(m.group(1)) if m else None
 
 
 def parse_args():
@@ -67,7 +55,8 @@ def main():
     kv_bytes = 2 * layers * kv_heads * (dim // heads) * KV_ELEMENT_BYTES[a.kv_type] / a.np  # per position, per rank
     e = env.record(runs.SOURCE, a.model, a.hostfile)
     load_start = runs.uptime()
-    read_bw = read_bandwidth(a)
+    # At the threads that read this machine's memory at once: threads per rank x the ranks here.
+    read_bw = None if a.no_read_bw else runs.read_bandwidth(a.build, a.threads * sharing_ranks(a), reps=7, stat="median")
     timings = os.path.join(a.out, a.name + ".csv")
     cmd = runs.mpirun(a.np, a.hostfile) + [
         os.path.join(a.build, "r1pi"), "-m", a.model, "-p", PROMPT, "-n", a.n_gen, "--temp", 0, "--ignore-eos",
@@ -84,6 +73,7 @@ def main():
     # The short-context rate measured rather than fitted: when the cache adds little to a token
     # (R^2 near 0, the machine's own slow phases dominating) the intercept is as noisy as the slope.
     edge = max(1, min(200, len(ms) // 10))
+    first_rate, last_rate = edge / (sum(ms[:edge]) / 1e3), edge / (sum(ms[-edge:]) / 1e3)
     f = report.fmt
     kv_gbps = kv_bytes / (fit["b"] / 1e3) / 1e9 if fit["b"] > 0 else float("nan")
     lines = ["# Decode-rate law: %s, %d tokens" % (os.path.basename(a.model), a.n_gen), "",
@@ -107,10 +97,8 @@ def main():
               "| average rate over the generation | %s tok/s |" % f(average),
               "| short-context rate (1000 / a) | %s tok/s |" % f(1e3 / fit["a"]),
               "| average / short-context rate | %s |" % f(average * fit["a"] / 1e3, 3),
-              "| first / last %d decode tokens, average rate | %s / %s tok/s |" % (
-                  edge, f(edge / (sum(ms[:edge]) / 1e3)), f(edge / (sum(ms[-edge:]) / 1e3))),
-              "| average over the generation / the first %d tokens' | %s |" % (
-                  edge, f(average / (edge / (sum(ms[:edge]) / 1e3)), 3)),
+              "| first / last %d decode tokens, average rate | %s / %s tok/s |" % (edge, f(first_rate), f(last_rate)),
+              "| average over the generation / the first %d tokens' | %s |" % (edge, f(average / first_rate, 3)),
               "| r1pi's decode line | %s tok/s |" % f(summary.get("decode", float("nan"))),
               "| sha256 | `%s` |" % summary["sha256"], "", "## Environment", ""] + env.markdown(e)
     lines += ["", "![rate against position](%s.png)" % a.name]

@@ -10,7 +10,6 @@ the sweep.
 """
 import argparse
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -34,14 +33,6 @@ def parse_args():
     p.add_argument("-r", "--repetitions", type=int, default=5)
     cli.add_common(p, "sweep", "tiny preset, -T 1 -R 2 -p 16 -n 8 -b 4,16 -r 2")
     return cli.resolve(p.parse_args(), shrink)
-
-
-def read_bandwidth(build, threads, quick):
-    """Best GB/s of reading 1 GiB with that many threads (the decode roofline's denominator)."""
-    out, _ = runs.checked([os.path.join(build, "bench", "read_bandwidth"), "--threads", threads,
-                           "--reps", 2 if quick else 5])
-    m = re.search(r"best_GBps=([0-9.]+)", out)
-    return float(m.group(1)) if m else None
 
 
 def main():
@@ -77,7 +68,7 @@ def main():
         runs.progress("ranks %d x %d threads" % (np, t))
         r = runs.bench_json(a.build, ["-m", a.model, "-p", 0, "-n", a.n_gen, "-t", t, "-r", a.repetitions],
                             np, a.hostfile)[0]
-        bw = read_bandwidth(a.build, t, a.quick)
+        bw = runs.read_bandwidth(a.build, t, 2 if a.quick else 5)
         lines.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             np, t, f(r["avg_ts"]), f(r["stddev_ts"]), f(r["avg_pred_ms"], 3), f(r["avg_sync_ms"], 3),
             f(r["weight_bytes_per_token"] / 1e6, 1), f(r["gbps_per_rank"]), f(bw) if bw else "n/a",

@@ -77,6 +77,17 @@ def bench_json(build, args, np=1, hostfile=None, timeout=3600):
     return json.loads(out)
 
 
+def read_bandwidth(build, threads, reps=5, stat="best"):
+    """GB/s of build/bench/read_bandwidth reading 1 GiB with that many threads, its best or median
+    of reps (the decode roofline's denominator); None when the program is missing or says nothing."""
+    prog = os.path.join(build, "bench", "read_bandwidth")
+    if not os.access(prog, os.X_OK):
+        return None
+    out, _ = checked([prog, "--threads", threads, "--reps", reps])
+    m = re.search(r"%s_GBps=([0-9.]+)" % stat, out)
+    return float(m.group(1)) if m else None
+
+
 def make_model(build, preset, path):
     if not os.path.exists(path):
         checked([os.path.join(build, "r1pi-model"), "make", "--preset", preset, "-o", path, "--no-progress"])
