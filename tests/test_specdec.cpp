@@ -186,6 +186,24 @@ TEST(DraftPolicy, GrowsTheDraftWhileEverythingIsAccepted) {
   EXPECT_GT(policy.value(4, k), 1.6);
 }
 
+// One rejection at position 3 long ago must not cap the drafts at 2 for good: while drafts of 2
+// keep being accepted whole, position 3's estimate climbs back and the drafts grow (the 8B
+// inflated file's sentence loop stayed at 2 tokens per draft for 400 tokens before this).
+TEST(DraftPolicy, RetriesAPositionRejectedOnce) {
+  DraftPolicy policy(CostCurve::from_points({{1, 1}, {2, 1.01}, {3, 1.13}, {4, 1.39}, {5, 1.91},
+                                             {8, 2.37}, {9, 3.92}}),
+                     8, 1, 4);
+  for (int i = 0; i < 4; ++i) policy.record(4, 2, 2);
+  policy.record(4, 3, 2);  // position 3 rejected
+  int k = 0, steps = 0;
+  for (; steps < 60; ++steps) {
+    k = policy.choose(4, 8);
+    if (k > 2) break;
+    policy.record(4, k, k);
+  }
+  EXPECT_GT(k, 2) << "still drafting " << k << " after " << steps << " whole acceptances";
+}
+
 // On random tokens the drafts fail: the policy falls to plain decoding and drafts only the
 // probes; when the text turns repetitive it drafts again within a few probes.
 TEST(DraftPolicy, FallsToZeroOnRandomTokensAndRecoversOnRepetition) {

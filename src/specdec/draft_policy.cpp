@@ -60,6 +60,14 @@ void DraftPolicy::record(int n, int drafted, int accepted) {
     tried_[size_t(n - min_n_)][size_t(i - 1)] = true;
     q[size_t(i - 1)] += kRate * (seen - q[size_t(i - 1)]);
   }
+  // A draft accepted whole says nothing of the position after it, whose estimate may be low from
+  // one rejection long ago: a draft that never reaches it again would never correct it. Text
+  // that keeps being accepted to the end of the draft probably goes on as it did, so that
+  // position moves toward the last one's estimate, and the drafts grow again where they pay.
+  const int next = drafted + 1;
+  const std::vector<bool>& tried = tried_[size_t(n - min_n_)];
+  if (drafted >= 1 && accepted == drafted && next <= int(q.size()) && tried[size_t(next - 1)])
+    q[size_t(next - 1)] += kRate * std::max(0.0, q[size_t(drafted - 1)] - q[size_t(next - 1)]);
 }
 
 }  // namespace r1pi
