@@ -4,9 +4,9 @@ count: W warm-ups then N runs per side, interleaved (no-spec, spec, spec, no-spe
 command line but for --spec / --no-spec.
 
   repetitive  greedy output that loops, run past end-of-generation (--repetitive PROMPT; the
-              default, four times 'The cat sat.', makes TinyStories-656K inflated to the 8B preset
-              (Q4_0) loop on a few short sentences; 'He said, "Hello, hello,' makes the F32 file
-              repeat one word but not the quantised inflated ones)
+              default, twelve times 'He was very happy. ', makes TinyStories-656K inflated to the
+              8B preset (Q4_0) settle into one sentence that it repeats exactly, as a looping R1
+              does; bench/results/2026-12-02-vm/spec-loop-prompts-1B.txt says how it was chosen)
   quoting     the prompt holds a story and the output copies it: the model's own greedy
               continuation of "Once upon a time", then "Once upon a time" again
   sampled     --temp 1.5 --top-k 40: text that does not repeat (the worst case, with random presets)
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from r1pibench import cli, env, report, runs, stats  # noqa: E402
 
 KINDS = ("repetitive", "quoting", "sampled")
-REPETITIVE = "The cat sat. The cat sat. The cat sat. The cat sat."
+REPETITIVE = "He was very happy. " * 12
 
 SPEC_LINE = re.compile(r"^spec: drafted (\d+), accepted (\d+) \(([0-9.]+)%\), (\d+) steps, ([0-9.]+) tokens/step, "
                        r"([0-9.]+)x by the cost curve, cost (.*) \((.*)\)$", re.M)
