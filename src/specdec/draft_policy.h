@@ -3,7 +3,8 @@
 // where q_i is the running estimate of P(draft position i is accepted | positions before it were),
 // kept per matched n-gram length (a long match predicts better than a short one). A position never
 // tried yet is taken to be as good as the one before it (else a draft that never grew past k
-// would never learn that k + 1 pays). Plain decoding
+// would never learn that k + 1 pays), and a draft accepted whole lifts the estimate of the
+// position after it toward its last one's (else one old rejection there would stay). Plain decoding
 // is value(0) = 1: a draft is made only when some k beats it. While nothing pays, one token is
 // drafted every probe_interval() steps, so that a passage that turns repetitive is noticed; the
 // interval is long enough that failed probes cost at most kProbeBudget of the decoding time.
