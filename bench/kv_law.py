@@ -13,7 +13,6 @@ average rate over the whole generation and the plot of the rate against the posi
   bench/kv_law.py --quick      (tiny preset, 256 tokens: seconds; what CI runs)
 """
 import argparse
-import csv
 import os
 import shlex
 import sys
@@ -64,8 +63,7 @@ def main():
     runs.progress("generating %d tokens (%s)" % (a.n_gen, load_start))
     _, err = runs.checked(cmd, timeout=24 * 3600)
     summary = runs.r1pi_summary(err)
-    with open(timings) as f:
-        rows = [r for r in csv.DictReader(f) if r["tokens"] == "1"]
+    rows, _ = runs.decode_timings(timings)
     pos = [int(r["pos"]) for r in rows]
     ms = [float(r["pred_ms"]) + float(r["sync_ms"]) for r in rows]
     fit = stats.linear_fit(pos, ms)

@@ -1,4 +1,5 @@
 """Running r1pi, r1pi-bench and r1pi-model, and reading what they print."""
+import csv
 import json
 import os
 import re
@@ -86,6 +87,14 @@ def read_bandwidth(build, threads, reps=5, stat="best"):
     out, _ = checked([prog, "--threads", threads, "--reps", reps])
     m = re.search(r"%s_GBps=([0-9.]+)" % stat, out)
     return float(m.group(1)) if m else None
+
+
+def decode_timings(path, skip=0):
+    """The rows of r1pi's --timings CSV at PATH that are decode forwards (one token each), after the
+    first `skip` rows, and the number of rows in the file."""
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return [r for r in rows[skip:] if r["tokens"] == "1"], len(rows)
 
 
 def make_model(build, preset, path):

@@ -21,7 +21,6 @@ moves by 10% from run to run on a busy 2-core machine.
 Memory: VmRSS of the server process after loading, and its VmHWM after N clients at once (each
 asks for --tokens)."""
 import argparse
-import csv
 import http.client
 import json
 import os
@@ -35,7 +34,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from r1pibench import stats  # noqa: E402
+from r1pibench import runs, stats  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("r1pi")
@@ -57,14 +56,6 @@ scratch = tempfile.mkdtemp(prefix="api_vs_cli.")
 cli_timings, server_timings = os.path.join(scratch, "cli.csv"), os.path.join(scratch, "server.csv")
 
 
-def decode_rows(path, skip=0):
-    """The --timings rows of decode forwards (one token each) after the first `skip` rows, and the
-    number of rows in the file."""
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
-    return [r for r in rows[skip:] if r["tokens"] == "1"], len(rows)
-
-
 def forward_ms(rows):
     return statistics.mean(float(r["pred_ms"]) + float(r["sync_ms"]) for r in rows)
 
@@ -75,7 +66,7 @@ def cli_once(user):
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True).stderr.decode()
     prefill_n, prefill_tps = re.search(r"prefill: (\d+) tokens, ([0-9.]+) tok/s", err).groups()
     decode_n, decode_tps = re.search(r"decode: (\d+) tokens, ([0-9.]+) tok/s", err).groups()
-    rows, _ = decode_rows(cli_timings)
+    rows, _ = runs.decode_timings(cli_timings)
     return {"ttft_ms": 1e3 * int(prefill_n) / float(prefill_tps), "tok_s": float(decode_tps),
             "between_ms": 1e3 / float(decode_tps) - forward_ms(rows)}
 
@@ -129,9 +120,9 @@ idle = rss(server.pid, "VmRSS")
 
 
 def api_timed(user):
-    _, before = decode_rows(server_timings)
+    _, before = runs.decode_timings(server_timings)
     run = api_once(user)
-    rows, _ = decode_rows(server_timings, before)
+    rows, _ = runs.decode_timings(server_timings, before)
     run["between_ms"] = 1e3 / run["tok_s"] - forward_ms(rows)
     return run
 
