@@ -60,11 +60,13 @@ constexpr float kMagic = 12582912.0f;
 //     b * B + t, corr holds the token-side offsets (Lanes: int32 lanes bits(magic) - offset * (x0 +
 //     x1 + x2 + x3), magic and offset from the policy: Q4_0, and Q6_K with VNNI; Pairs: int16
 //     pairs 32 * (x0 + x1), Q6_K without VNNI; Q8_0: none) and dx the scale as float.
-//   More tokens: for block b and token t (tokens padded to Bp, a multiple of 8), at slot b * Bp + t:
+//   More tokens: for block b and token t (tokens padded to Bp, a multiple of 8) in tiles of 8 tokens,
+//     at slot ((t / 8) * nb + b) * 8 + t % 8, so that a tile's blocks follow each other in memory:
 //     xq the 32 quants, 32-byte aligned (Q4_0 and Q6_K: x + 128 as unsigned bytes, the weights
 //     then enter signed and carry the offset correction); dx the scale as float.
 struct Prepared {
   int Bp;
+  int64_t nb;
   const int8_t* xq;
   const uint8_t* corr;
   const float* dx;
@@ -109,7 +111,7 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
         dx[slot] = lut[load_u16(blk)];
       }
     }
-    return {Bp, nullptr, corr, dx};
+    return {Bp, nb, nullptr, corr, dx};
   }
   const int Bp = (a.B + 7) & ~7;
   const size_t slots = size_t(nb) * size_t(Bp);
@@ -117,21 +119,19 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
   int8_t* xq = reinterpret_cast<int8_t*>(base);
   float* dx = reinterpret_cast<float*>(base + slots * 32);
   const __m256i flip = _mm256_set1_epi8(P::kUnsignedX ? int8_t(0x80) : 0);
-  // Block by block, all tokens: the writes are sequential, and each token row's current cache
-  // line serves about two blocks.
+  // Block by block, all tokens: each token row's current cache line serves about two blocks.
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = a.x + b * int64_t(sizeof(block_q8_0));
-    int8_t* xqb = xq + size_t(b) * Bp * 32;
-    float* dxb = dx + size_t(b) * Bp;
     for (int t = 0; t < a.B; ++t, blk += a.x_row_bytes) {
+      const size_t slot = (size_t(t / 8) * nb + b) * 8 + t % 8;
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(xqb + t * 32), _mm256_xor_si256(x, flip));
-      dxb[t] = lut[load_u16(blk)];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(xq + slot * 32), _mm256_xor_si256(x, flip));
+      dx[slot] = lut[load_u16(blk)];
     }
-    // Padding tokens: defined values (their products are computed and dropped).
-    for (int t = a.B; t < Bp; ++t) dxb[t] = 0.0f;
+    // Padding tokens: scale 0 (their products are computed and dropped).
+    for (int t = a.B; t < Bp; ++t) dx[(size_t(t / 8) * nb + b) * 8 + t % 8] = 0.0f;
   }
-  return {Bp, xq, nullptr, dx};
+  return {Bp, nb, xq, nullptr, dx};
 }
 
 // Token t's activation block bk in decode (B = T <= kFewTokens<P>): its quants, the offsets that
@@ -262,27 +262,29 @@ void few_tokens(const MatmulArgs& a, const Prepared& pp, int64_t nb, const float
   if constexpr (R > 1) few_rows<P, 1, T>(a, pp, nb, rfull, a.r1, lut);
 }
 
-// B > 1: R weight rows x T tokens over blocks [kb0, kb1).
+// B > 1: R weight rows x T tokens (the token tile from t0, a multiple of 8) over blocks [kb0, kb1).
+// Each token's scale is broadcast from d8 by shuffles: stored and reloaded, as before, was slower
+// on a Zen 3 core without AVX-512 (bench/README.md).
 template <class P, int R, int T>
 R1PI_INLINE void multi_tile(const uint8_t* const* rows, const Prepared& pp, int t0, int64_t kb0,
                             int64_t kb1, __m256 (&acc)[R][T], const float* lut, size_t pf) {
   const __m256 magic = _mm256_set1_ps(kMagic);
   for (int64_t b = kb0; b < kb1; b += P::kGroup) {
     static_for<P::kGroup>([&]<int k>() {
-      const size_t slot = size_t(b + k) * pp.Bp + t0;
+      const size_t slot = (size_t(t0 / 8) * pp.nb + b + k) * 8;
       const int8_t* xq = pp.xq + slot * 32;
       #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         _mm_prefetch(reinterpret_cast<const char*>(rows[r] + pf + (b + k) * P::kBlockBytes), _MM_HINT_T0);
         const typename P::WN w = P::template unpackN<k>(rows[r], b, lut);
-        // The T scales d = d_w * d_x at once, then one broadcast per token.
-        alignas(32) float d8[8];
-        _mm256_store_ps(d8, _mm256_mul_ps(w.dw, _mm256_load_ps(pp.dx + slot)));
-        #pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) {
+        // The T scales d = d_w * d_x at once, then each token's broadcast within registers.
+        const __m256 d8 = _mm256_mul_ps(w.dw, _mm256_load_ps(pp.dx + slot));
+        const __m256 dlo = _mm256_permute2f128_ps(d8, d8, 0x00), dhi = _mm256_permute2f128_ps(d8, d8, 0x11);
+        static_for<T>([&]<int t>() {
           const __m256 f = _mm256_sub_ps(_mm256_castsi256_ps(P::lanesN(w, xq + 32 * t)), magic);
-          acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(d8 + t), f, acc[r][t]);
-        }
+          const __m256 d = _mm256_shuffle_ps(t < 4 ? dlo : dhi, t < 4 ? dlo : dhi, (t % 4) * 0x55);
+          acc[r][t] = _mm256_fmadd_ps(d, f, acc[r][t]);
+        });
       }
     });
   }
