@@ -65,12 +65,14 @@ constexpr float kMagic = 12582912.0f;
 //     xq the 32 quants, 32-byte aligned (Q4_0 and Q6_K: x + 128 as unsigned bytes, the weights
 //     then enter signed and carry the offset correction); dx the scale as float.
 struct Prepared {
-  int Bp;
   int64_t nb;
   const int8_t* xq;
   const uint8_t* corr;
   const float* dx;
 };
+
+// Where block b of token t sits in the layout for more tokens (above).
+inline size_t tile_slot(int64_t nb, int64_t b, int t) { return (size_t(t / 8) * nb + b) * 8 + t % 8; }
 
 enum class Corr { None, Lanes, Pairs };
 
@@ -111,7 +113,7 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
         dx[slot] = lut[load_u16(blk)];
       }
     }
-    return {Bp, nb, nullptr, corr, dx};
+    return {nb, nullptr, corr, dx};
   }
   const int Bp = (a.B + 7) & ~7;
   const size_t slots = size_t(nb) * size_t(Bp);
@@ -123,15 +125,15 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = a.x + b * int64_t(sizeof(block_q8_0));
     for (int t = 0; t < a.B; ++t, blk += a.x_row_bytes) {
-      const size_t slot = (size_t(t / 8) * nb + b) * 8 + t % 8;
+      const size_t slot = tile_slot(nb, b, t);
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
       _mm256_store_si256(reinterpret_cast<__m256i*>(xq + slot * 32), _mm256_xor_si256(x, flip));
       dx[slot] = lut[load_u16(blk)];
     }
     // Padding tokens: scale 0 (their products are computed and dropped).
-    for (int t = a.B; t < Bp; ++t) dx[(size_t(t / 8) * nb + b) * 8 + t % 8] = 0.0f;
+    for (int t = a.B; t < Bp; ++t) dx[tile_slot(nb, b, t)] = 0.0f;
   }
-  return {Bp, nb, xq, nullptr, dx};
+  return {nb, xq, nullptr, dx};
 }
 
 // Token t's activation block bk in decode (B = T <= kFewTokens<P>): its quants, the offsets that
@@ -271,7 +273,7 @@ R1PI_INLINE void multi_tile(const uint8_t* const* rows, const Prepared& pp, int 
   const __m256 magic = _mm256_set1_ps(kMagic);
   for (int64_t b = kb0; b < kb1; b += P::kGroup) {
     static_for<P::kGroup>([&]<int k>() {
-      const size_t slot = (size_t(t0 / 8) * pp.nb + b + k) * 8;
+      const size_t slot = tile_slot(pp.nb, b + k, t0);
       const int8_t* xq = pp.xq + slot * 32;
       #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
