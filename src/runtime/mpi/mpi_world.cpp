@@ -11,6 +11,16 @@
 
 #include "common/error.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+// ASan builds (scripts/sanitize): LeakSanitizer's suppressions of what Open MPI keeps until exit
+// (tests/sanitizers/lsan.supp) match library names in each allocation's stack, and Debian's Open MPI
+// has no frame pointers, so a process that starts MPI must unwind every allocation's stack the slow
+// way. Only the programs that link this file start MPI; in every other one the slow unwinding
+// would multiply the run time of allocation-heavy code (loading tokenizer.json) for nothing, so it
+// is their default here, not in the environment. ASAN_OPTIONS still overrides it.
+extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
+#endif
+
 namespace r1pi {
 
 namespace {
