@@ -6,7 +6,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 
-#include "neon/kernels_x86_policies.h"
+#include "neon/kernels_avx2_q4_0_batch.h"
 
 namespace r1pi {
 
@@ -20,9 +20,32 @@ struct Avx2 {
   }
 };
 
-constexpr Kernels kAvx2 =
-    x86_kernels("avx2", quant_entries<Q4_0Avx2<Avx2>>(), quant_entries<Q8_0Policy<Avx2>>(),
-                quant_entries<Q6_KAvx2<Avx2>>());
+// Q4_0: up to kFewTokens (4) tokens lane-major with token-side offsets; more with the tokens across
+// the registers (kernels_avx2_q4_0_batch.h) in tiles of 8, where a last tile of 1 to 4 tokens goes
+// the lane-major way (a padded tile would compute 8).
+void matmul_q4_0_avx2(const MatmulArgs& a) {
+  using P = Q4_0Avx2<Avx2>;
+  if (a.B <= kFewTokens<P>) return matmul_quant<P>(a);
+  if (a.r1 <= a.r0) return;
+  const int rest = a.B % 8 <= kFewTokens<P> ? a.B % 8 : 0;
+  MatmulArgs tiles = a;
+  tiles.B = a.B - rest;
+  matmul_q4_0_token_lanes(tiles);
+  if (rest == 0) return;
+  MatmulArgs tail = a;
+  tail.x += size_t(tiles.B) * a.x_row_bytes;
+  tail.out += int64_t(tiles.B) * a.out_stride;
+  tail.B = rest;
+  matmul_quant<P>(tail);
+}
+
+constexpr Kernels avx2_kernels() {
+  Kernels k = x86_kernels("avx2", quant_entries<Q4_0Avx2<Avx2>>(), quant_entries<Q8_0Policy<Avx2>>(),
+                          quant_entries<Q6_KAvx2<Avx2>>());
+  k.q4_0.matmul = matmul_q4_0_avx2;
+  return k;
+}
+constexpr Kernels kAvx2 = avx2_kernels();
 
 }  // namespace
 
