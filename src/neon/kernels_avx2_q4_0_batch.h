@@ -88,7 +88,7 @@ inline TokenLanesX prepare_token_lanes(const MatmulArgs& a, int64_t nb) {
 }
 
 // Row `row` x token tile `tile` over blocks [kb0, kb1), into acc[j][h] (lanes j, j + 4 of tokens
-// 4h .. 4h + 3).
+// 4h .. 4h + 3); with kPrefetch each block prefetches the block pf bytes on.
 template <bool kPrefetch>
 R1PI_INLINE void token_lanes_tile(const uint8_t* row, const TokenLanesX& px, int tile, int64_t kb0,
                                   int64_t kb1, __m256 (&acc)[4][2], const float* lut, size_t pf) {
@@ -134,21 +134,20 @@ void matmul_q4_0_token_lanes(const MatmulArgs& a) {
   const float* lut = f16_table();
   const TokenLanesX px = prepare_token_lanes(a, nb);
   const int tiles = (a.B + 7) / 8;
-  const int64_t chunk = kLanesBlockChunk;
   thread_local Scratch tl_lanes_acc;
   __m256* accbuf = static_cast<__m256*>(tl_lanes_acc.get(sizeof(__m256) * 8 * kLanesRowGroup));
   for (int64_t rg = a.r0; rg < a.r1; rg += kLanesRowGroup) {
     const int64_t rg1 = min64(a.r1, rg + kLanesRowGroup);
     for (int tile = 0; tile < tiles; ++tile)
-      for (int64_t kb0 = 0; kb0 < nb; kb0 += chunk) {
-        const int64_t kb1 = min64(nb, kb0 + chunk);
+      for (int64_t kb0 = 0; kb0 < nb; kb0 += kLanesBlockChunk) {
+        const int64_t kb1 = min64(nb, kb0 + kLanesBlockChunk);
         for (int64_t r = rg; r < rg1; ++r) {
           __m256 acc[4][2];
           __m256* saved = accbuf + (r - rg) * 8;
           for (int j = 0; j < 4; ++j)
             for (int h = 0; h < 2; ++h) acc[j][h] = kb0 == 0 ? _mm256_setzero_ps() : saved[2 * j + h];
-          // The first token tile streams the weights from memory (prefetch the next row's block);
-          // later tiles find them in cache (pf = 0 prefetches what is being read: a no-op).
+          // The first token tile streams the weights from memory (each block prefetches the next
+          // row's); later tiles find them in cache and prefetch nothing.
           const uint8_t* row = a.w + size_t(r) * a.w_row_bytes;
           if (tile == 0) token_lanes_tile<true>(row, px, tile, kb0, kb1, acc, lut, a.w_row_bytes);
           else token_lanes_tile<false>(row, px, tile, kb0, kb1, acc, lut, 0);
