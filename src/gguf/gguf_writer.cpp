@@ -172,6 +172,9 @@ void GgufWriter::open(const std::string& path) {
 
   bool custom_alignment = alignment_ != gguf_format::kDefaultAlignment;
   Encoder out;
+  // Room for a small header at once (GCC 12 also warns of a false overflow when the first insert
+  // allocates exactly the magic's 4 bytes).
+  out.bytes.reserve(4096);
   out.bytes.insert(out.bytes.end(), std::begin(gguf_format::kMagic), std::end(gguf_format::kMagic));
   out.put<uint32_t>(gguf_format::kWriteVersion);
   out.put<uint64_t>(tensors_.size());
