@@ -13,16 +13,21 @@ DraftPolicy::DraftPolicy(CostCurve cost, int max_draft, int min_n, int max_n)
   if (max_draft < 1) throw Error("--spec-max " + std::to_string(max_draft) + ": give at least 1");
   max_draft_ = std::max(max_draft_, 0);
   q_.assign(size_t(max_n - min_n + 1), std::vector<double>(size_t(std::max(max_draft_, 1)), kPrior));
-  tried_.assign(q_.size(), std::vector<bool>(q_[0].size(), false));
-  const double probe_cost = cost_.max_batch() >= 2 ? cost_.at(2) - 1 : 0;
-  probe_interval_ = std::max(kMinProbeInterval, int(std::ceil(probe_cost / kProbeBudget - 1e-9)));
+  seen_.assign(q_.size(), std::vector<int>(q_[0].size(), 0));
 }
 
 double DraftPolicy::acceptance(int n, int position) const {
   const size_t row = size_t(n - min_n_);
   int i = position - 1;
-  while (i > 0 && !tried_[row][size_t(i)]) --i;
-  return tried_[row][size_t(i)] ? q_[row][size_t(i)] : kPrior;
+  while (i > 0 && seen_[row][size_t(i)] == 0) --i;
+  return seen_[row][size_t(i)] > 0 ? q_[row][size_t(i)] : kPrior;
+}
+
+int DraftPolicy::probe_interval(int n) const {
+  if (cost_.max_batch() < 2) return kMinProbeInterval;
+  const double q1 = n >= min_n_ && n - min_n_ < int(q_.size()) ? acceptance(n, 1) : 0.0;
+  const double loss = cost_.at(2) - 1 - q1;
+  return std::max(kMinProbeInterval, int(std::ceil(loss / kProbeBudget - 1e-9)));
 }
 
 double DraftPolicy::value(int n, int k) const {
@@ -44,29 +49,34 @@ int DraftPolicy::choose(int n, int limit) {
     const double v = value(n, k);
     if (v > best_value) best = k, best_value = v;
   }
-  if (best == 0 && ++idle_steps_ >= probe_interval_) best = 1;
+  probing_ = best == 0 && (probe_again_ || ++idle_steps_ >= probe_interval(n));
+  probe_again_ = false;
+  if (probing_) best = 1;
   if (best > 0) idle_steps_ = 0;
   return best;
 }
 
 void DraftPolicy::record(int n, int drafted, int accepted) {
   if (n < min_n_ || n - min_n_ >= int(q_.size())) return;
+  probe_again_ = probing_ && drafted >= 1 && accepted == drafted && cost_.max_batch() >= 2 &&
+                 cost_.at(2) < 2;
+  probing_ = false;
   std::vector<double>& q = q_[size_t(n - min_n_)];
   // Position i was tried only if every earlier one was accepted: positions past the first
   // rejection say nothing about their own odds.
+  std::vector<int>& seen = seen_[size_t(n - min_n_)];
   for (int i = 1; i <= std::min(drafted, accepted + 1) && i <= int(q.size()); ++i) {
-    const double seen = i <= accepted ? 1.0 : 0.0;
-    if (!tried_[size_t(n - min_n_)][size_t(i - 1)]) q[size_t(i - 1)] = acceptance(n, i);
-    tried_[size_t(n - min_n_)][size_t(i - 1)] = true;
-    q[size_t(i - 1)] += kRate * (seen - q[size_t(i - 1)]);
+    const double observed = i <= accepted ? 1.0 : 0.0;
+    if (seen[size_t(i - 1)] == 0) q[size_t(i - 1)] = acceptance(n, i);
+    const int count = seen[size_t(i - 1)] = std::min(seen[size_t(i - 1)] + 1, 1 << 20);
+    q[size_t(i - 1)] += std::max(kRate, 1.0 / (count + 1)) * (observed - q[size_t(i - 1)]);
   }
   // A draft accepted whole says nothing of the position after it, whose estimate may be low from
   // one rejection long ago: a draft that never reaches it again would never correct it. Text
   // that keeps being accepted to the end of the draft probably goes on as it did, so that
   // position moves toward the last one's estimate, and the drafts grow again where they pay.
   const int next = drafted + 1;
-  const std::vector<bool>& tried = tried_[size_t(n - min_n_)];
-  if (drafted >= 1 && accepted == drafted && next <= int(q.size()) && tried[size_t(next - 1)])
+  if (drafted >= 1 && accepted == drafted && next <= int(q.size()) && seen[size_t(next - 1)] > 0)
     q[size_t(next - 1)] += kRate * std::max(0.0, q[size_t(drafted - 1)] - q[size_t(next - 1)]);
 }
 
