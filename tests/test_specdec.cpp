@@ -149,8 +149,8 @@ TEST(DraftPolicy, ProbesCostLittle) {
 
 TEST(DraftPolicy, NeverDraftsWhenABatchCostsItsLength) {
   // c(B) = B (a tiny model): even certain acceptance gives (1 + k) / (1 + k) = 1, no gain. Only
-  // probes of one token: the first after probe_interval(3) steps (the prior's, half of 200); as
-  // they are all accepted (a probe then costs nothing in expectation), one in kMinProbeInterval.
+  // probes of one token: the first after probe_interval() = 200 steps (the prior is no evidence);
+  // as they are all accepted (a probe then costs nothing in expectation), one in kMinProbeInterval.
   std::vector<std::pair<int, double>> linear;
   for (int B = 1; B <= 16; ++B) linear.emplace_back(B, B);
   DraftPolicy policy(CostCurve::from_points(linear), 15, 1, 4);
@@ -160,7 +160,7 @@ TEST(DraftPolicy, NeverDraftsWhenABatchCostsItsLength) {
     EXPECT_LE(k, 1) << step;
     if (k == 0) continue;
     if (probes == 0) {
-      EXPECT_EQ(step + 1, policy.probe_interval(3)) << "the first probe";
+      EXPECT_EQ(step + 1, policy.probe_interval()) << "the first probe";
     }
     EXPECT_GE(step - last, DraftPolicy::kMinProbeInterval) << step;
     ++probes, last = step;

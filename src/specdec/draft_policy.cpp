@@ -25,7 +25,8 @@ double DraftPolicy::acceptance(int n, int position) const {
 
 int DraftPolicy::probe_interval(int n) const {
   if (cost_.max_batch() < 2) return kMinProbeInterval;
-  const double q1 = n >= min_n_ && n - min_n_ < int(q_.size()) ? acceptance(n, 1) : 0.0;
+  const bool observed = n >= min_n_ && n - min_n_ < int(q_.size()) && seen_[size_t(n - min_n_)][0] > 0;
+  const double q1 = observed ? q_[size_t(n - min_n_)][0] : 0.0;
   const double loss = cost_.at(2) - 1 - q1;
   return std::max(kMinProbeInterval, int(std::ceil(loss / kProbeBudget - 1e-9)));
 }
@@ -67,9 +68,11 @@ void DraftPolicy::record(int n, int drafted, int accepted) {
   std::vector<int>& seen = seen_[size_t(n - min_n_)];
   for (int i = 1; i <= std::min(drafted, accepted + 1) && i <= int(q.size()); ++i) {
     const double observed = i <= accepted ? 1.0 : 0.0;
-    if (seen[size_t(i - 1)] == 0) q[size_t(i - 1)] = acceptance(n, i);
+    // Position 1 starts from the prior, a guess that the first observation replaces; a later
+    // position from the estimate of the one before it, which counts as one observation.
+    if (seen[size_t(i - 1)] == 0 && i > 1) q[size_t(i - 1)] = acceptance(n, i);
     const int count = seen[size_t(i - 1)] = std::min(seen[size_t(i - 1)] + 1, 1 << 20);
-    q[size_t(i - 1)] += std::max(kRate, 1.0 / (count + 1)) * (observed - q[size_t(i - 1)]);
+    q[size_t(i - 1)] += std::max(kRate, 1.0 / (i == 1 ? count : count + 1)) * (observed - q[size_t(i - 1)]);
   }
   // A draft accepted whole says nothing of the position after it, whose estimate may be low from
   // one rejection long ago: a draft that never reaches it again would never correct it. Text

@@ -2,8 +2,10 @@
 //   value(k) = (1 + E[accepted | k]) / c(1 + k),   E[accepted | k] = sum_{j<=k} prod_{i<=j} q_i,
 // where q_i is the running estimate of P(draft position i is accepted | positions before it were),
 // kept per matched n-gram length (a long match predicts better than a short one): the mean of
-// its first observations (the prior counting as one), then a moving average that forgets, so
-// that a few accepted drafts are enough to lift the prior where a batch is dear. A position never
+// its first observations, then a moving average that forgets, so that one or two accepted drafts
+// are enough where a batch is dear (the prior of position 1 stands in only before its first
+// observation; a later position's first estimate, copied from the one before it, counts as one
+// observation). A position never
 // tried yet is taken to be as good as the one before it (else a draft that never grew past k
 // would never learn that k + 1 pays), and a draft accepted whole lifts the estimate of the
 // position after it toward its last one's (else one old rejection there would stay). Plain decoding
@@ -11,8 +13,9 @@
 // drafted now and then (a probe), so that a passage that turns repetitive is noticed. A probe
 // loses c(2) - 1 - q_1 of a step in expectation (its forward's extra cost less the token it may
 // gain), and probes come far enough apart that this is at most kProbeBudget of the decoding time:
-// every (c(2) - 1) / kProbeBudget steps where nothing has been accepted (100+ steps where c(2) is
-// near 2), sooner as q_1 nears the break-even c(2) - 1, never closer than kMinProbeInterval. A
+// every (c(2) - 1) / kProbeBudget steps where nothing has been accepted or nothing tried (the
+// prior is no evidence; 100+ steps where c(2) is near 2), sooner as the observed q_1 nears the
+// break-even c(2) - 1, never closer than kMinProbeInterval. A
 // probe accepted whole is followed at once by another, as long as a certain draft of one pays
 // (c(2) < 2): each accepted probe is then a gain in itself, and a run of them ends with at most
 // one failure.
