@@ -5,18 +5,17 @@
 // its first observations, then a moving average that forgets, so that one or two accepted drafts
 // are enough where a batch is dear (the prior of position 1 stands in only before its first
 // observation; a later position's first estimate, copied from the one before it, counts as one
-// observation). A position never
-// tried yet is taken to be as good as the one before it (else a draft that never grew past k
-// would never learn that k + 1 pays), and a draft accepted whole lifts the estimate of the
-// position after it toward its last one's (else one old rejection there would stay). Plain decoding
-// is value(0) = 1: a draft is made only when some k beats it. While nothing pays, one token is
-// drafted now and then (a probe), so that a passage that turns repetitive is noticed. A probe
-// loses c(2) - 1 - q_1 of a step in expectation (its forward's extra cost less the token it may
-// gain), and probes come far enough apart that this is at most kProbeBudget of the decoding time:
-// every (c(2) - 1) / kProbeBudget steps where nothing has been accepted or nothing tried (the
-// prior is no evidence; 100+ steps where c(2) is near 2), sooner as the observed q_1 nears the
-// break-even c(2) - 1, never closer than kMinProbeInterval. A
-// probe accepted whole is followed at once by another, as long as a certain draft of one pays
+// observation). A position never tried yet is taken to be as good as the one before it (else a
+// draft that never grew past k would never learn that k + 1 pays), and a draft accepted whole
+// lifts the estimate of the position after it toward its last one's (else one old rejection there
+// would stay). Plain decoding is value(0) = 1: a draft is made only when some k beats it.
+// While nothing pays, one token is drafted now and then (a probe), so that a passage that turns
+// repetitive is noticed. A probe loses c(2) - 1 - q_1 of a step in expectation (its forward's
+// extra cost less the token it may gain), and probes come far enough apart that this is at most
+// kProbeBudget of the decoding time: every (c(2) - 1) / kProbeBudget steps where nothing has been
+// accepted or nothing tried (the prior is no evidence; 100+ steps where c(2) is near 2), sooner as
+// the observed q_1 nears the break-even c(2) - 1, never closer than kMinProbeInterval. A probe
+// accepted whole is followed at once by another, as long as a certain draft of one pays
 // (c(2) < 2): each accepted probe is then a gain in itself, and a run of them ends with at most
 // one failure.
 #pragma once
