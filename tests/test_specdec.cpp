@@ -210,6 +210,24 @@ TEST(DraftPolicy, RetriesAPositionRejectedOnce) {
   EXPECT_GT(k, 2) << "still drafting " << k << " after " << steps << " whole acceptances";
 }
 
+// One accepted draft is no certainty: after one lucky probe in sampled text (the 8B inflated file
+// at 2 threads on the Zen 3 host: c(2) 1.47, c(8) 4.37) the next draft stays short, where taking
+// the probe for a certainty drafted the 7 tokens that pay most if all are accepted. A run of
+// accepted drafts still reaches those 7.
+TEST(DraftPolicy, OneAcceptedProbeIsNoCertainty) {
+  DraftPolicy policy(CostCurve::from_points({{1, 1}, {2, 1.47}, {3, 2.00}, {4, 2.65}, {5, 4.26},
+                                             {6, 4.26}, {8, 4.37}, {9, 5.33}}),
+                     8, 1, 4);
+  policy.record(3, 1, 1);
+  EXPECT_EQ(policy.choose(3, 8), 1);
+  int k = 1, steps = 0;
+  for (; steps < 10 && k < 7; ++steps) {
+    policy.record(3, k, k);
+    k = policy.choose(3, 8);
+  }
+  EXPECT_EQ(k, 7) << "after " << steps << " drafts accepted whole";
+}
+
 // On random tokens the drafts fail: the policy falls to plain decoding and drafts only the
 // probes; when the text turns repetitive it drafts again within a few probes.
 TEST(DraftPolicy, FallsToZeroOnRandomTokensAndRecoversOnRepetition) {

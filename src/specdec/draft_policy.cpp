@@ -68,11 +68,13 @@ void DraftPolicy::record(int n, int drafted, int accepted) {
   std::vector<int>& seen = seen_[size_t(n - min_n_)];
   for (int i = 1; i <= std::min(drafted, accepted + 1) && i <= int(q.size()); ++i) {
     const double observed = i <= accepted ? 1.0 : 0.0;
-    // Position 1 starts from the prior, a guess that the first observation replaces; a later
-    // position from the estimate of the one before it, which counts as one observation.
+    // Position 1 starts from the prior, a later position from the estimate of the one before it;
+    // either counts as one observation, so that one accepted draft makes 3/4 of a 1/2 prior, not
+    // a certainty (after one lucky probe in sampled text, the next draft was as long as the cost
+    // curve allows, and all of it was rejected).
     if (seen[size_t(i - 1)] == 0 && i > 1) q[size_t(i - 1)] = acceptance(n, i);
     const int count = seen[size_t(i - 1)] = std::min(seen[size_t(i - 1)] + 1, 1 << 20);
-    q[size_t(i - 1)] += std::max(kRate, 1.0 / (i == 1 ? count : count + 1)) * (observed - q[size_t(i - 1)]);
+    q[size_t(i - 1)] += std::max(kRate, 1.0 / (count + 1)) * (observed - q[size_t(i - 1)]);
   }
   // A draft accepted whole says nothing of the position after it, whose estimate may be low from
   // one rejection long ago: a draft that never reaches it again would never correct it. Text

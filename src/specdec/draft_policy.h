@@ -2,10 +2,10 @@
 //   value(k) = (1 + E[accepted | k]) / c(1 + k),   E[accepted | k] = sum_{j<=k} prod_{i<=j} q_i,
 // where q_i is the running estimate of P(draft position i is accepted | positions before it were),
 // kept per matched n-gram length (a long match predicts better than a short one): the mean of
-// its first observations, then a moving average that forgets, so that one or two accepted drafts
-// are enough where a batch is dear (the prior of position 1 stands in only before its first
-// observation; a later position's first estimate, copied from the one before it, counts as one
-// observation). A position never tried yet is taken to be as good as the one before it (else a
+// its first observations and of a first estimate that counts as one of them (the prior for
+// position 1, the estimate of the position before for a later one), then a moving average that
+// forgets, so that two or three accepted drafts are enough where a batch is dear, and one is
+// not taken for a certainty. A position never tried yet is taken to be as good as the one before it (else a
 // draft that never grew past k would never learn that k + 1 pays), and a draft accepted whole
 // lifts the estimate of the position after it toward its last one's (else one old rejection there
 // would stay). Plain decoding is value(0) = 1: a draft is made only when some k beats it.
