@@ -82,7 +82,7 @@ Ids script(int length, int period, int eog_at) {
   return s;
 }
 
-GenerationResult run(const Ids& script_ids, int n_ctx, int n_predict, bool speculate) {
+GenerationResult run(const Ids& script_ids, int n_ctx, int n_predict, bool speculate, int max_draft = 8) {
   ScriptedModel model(script_ids, n_ctx, int32_t(tiny().config.n_vocab));
   GenerationOptions o;
   o.n_predict = n_predict;
@@ -90,6 +90,7 @@ GenerationResult run(const Ids& script_ids, int n_ctx, int n_predict, bool specu
   o.sampler.temperature = 0;
   o.spec.enabled = speculate;
   o.spec.cost = CostCurve::flat(16);  // every draft is worth it: the longest drafts, the most cases
+  o.spec.max_draft = max_draft;
   const Ids prompt(script_ids.begin(), script_ids.begin() + kPrompt);
   return generate(model, *tiny().tokenizer, prompt, o, {});
 }
@@ -131,12 +132,15 @@ TEST(SpeculativeGeneration, EndOfGenerationAcceptedFromADraft) {
   for (int eos_offset = 0; eos_offset < 8; ++eos_offset) {
     Ids s;
     for (int p = 0; p < 200; ++p) s.push_back(p % 8 == eos_offset ? eos : int32_t(30 + p % 8));
-    const GenerationResult plain = run(s, 512, -1, false), spec = run(s, 512, -1, true);
+    // Drafts of 2: the policy drafts only after its first observation, the first shadow draft's
+    // end, two tokens into the loop here.
+    const GenerationResult plain = run(s, 512, -1, false), spec = run(s, 512, -1, true, 2);
     expect_same(plain, spec, "eos at loop offset " + std::to_string(eos_offset));
     EXPECT_EQ(spec.stop_reason, "eog");
     EXPECT_EQ(spec.generated.back(), eos);
-    // (At offset 4 the prefill's own pick, at position 20, is the end.)
-    if (spec.generated.size() > 1) {
+    // (At offset 4 the prefill's own pick, at position 20, is the end; at offsets 5 and 6 a pick
+    // of the two plain steps before the first observation.)
+    if (spec.generated.size() > 3) {
       EXPECT_GT(spec.spec.accepted, 0) << eos_offset;
     }
   }

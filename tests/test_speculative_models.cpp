@@ -1,7 +1,8 @@
 // Speculative decoding on real models gives the ids of plain decoding, greedy and sampled, for any
 // thread count and batch size: the trained models of shared/data/models (stories that repeat
 // themselves now and then) and a generated one. The cost curve is flat, so the policy drafts
-// whenever the history offers a continuation: the most verification, the most chances to differ.
+// whenever the history offers a continuation (after its first observation): the most
+// verification, the most chances to differ.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -72,7 +73,10 @@ TEST_P(SpeculativeModels, SampledSameIdsAsPlainDecoding) {
     const GenerationResult plain = run(GetParam(), false, temperature, 1, 64);
     const GenerationResult spec = run(GetParam(), true, temperature, 1, 5);
     EXPECT_EQ(spec.generated, plain.generated) << "temperature " << temperature;
-    EXPECT_GT(spec.spec.drafted, 0);
+    // The generated model's sampled text (random weights) may offer a continuation once or never.
+    if (GetParam().model != "tiny") {
+      EXPECT_GT(spec.spec.drafted, 0) << "temperature " << temperature;
+    }
   }
 }
 

@@ -1,7 +1,6 @@
 #include "specdec/draft_policy.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "common/error.h"
 
@@ -16,19 +15,24 @@ DraftPolicy::DraftPolicy(CostCurve cost, int max_draft, int min_n, int max_n)
   seen_.assign(q_.size(), std::vector<int>(q_[0].size(), 0));
 }
 
+int DraftPolicy::nearest_drafted(size_t row) const {
+  const int rows = int(q_.size());
+  for (int d = 0; d < rows; ++d)
+    for (const int r : {int(row) - d, int(row) + d})
+      if (r >= 0 && r < rows && seen_[size_t(r)][0] > 0) return r;
+  return -1;
+}
+
 double DraftPolicy::acceptance(int n, int position) const {
   const size_t row = size_t(n - min_n_);
   int i = position - 1;
   while (i > 0 && seen_[row][size_t(i)] == 0) --i;
-  return seen_[row][size_t(i)] > 0 ? q_[row][size_t(i)] : kPrior;
-}
-
-int DraftPolicy::probe_interval(int n) const {
-  if (cost_.max_batch() < 2) return kMinProbeInterval;
-  const bool observed = n >= min_n_ && n - min_n_ < int(q_.size()) && seen_[size_t(n - min_n_)][0] > 0;
-  const double q1 = observed ? q_[size_t(n - min_n_)][0] : 0.0;
-  const double loss = cost_.at(2) - 1 - q1;
-  return std::max(kMinProbeInterval, int(std::ceil(loss / kProbeBudget - 1e-9)));
+  if (seen_[row][size_t(i)] > 0) return q_[row][size_t(i)];
+  // Position 1 of a match length never drafted: the text's acceptance so far is a better guess
+  // than the prior, so the nearest length that has been drafted lends its estimate (the shorter
+  // one first); else a text whose drafts all failed would try each length once more.
+  const int r = nearest_drafted(row);
+  return r >= 0 ? q_[size_t(r)][0] : kPrior;
 }
 
 double DraftPolicy::value(int n, int k) const {
@@ -40,42 +44,40 @@ double DraftPolicy::value(int n, int k) const {
   return (1 + expected) / cost_.at(1 + k);
 }
 
-int DraftPolicy::choose(int n, int limit) {
+int DraftPolicy::choose(int n, int limit) const {
   if (n < min_n_ || n - min_n_ >= int(q_.size())) return 0;
+  // The prior is no evidence, and the first observation is free (a shadow): no draft before it.
+  if (nearest_drafted(size_t(n - min_n_)) < 0) return 0;
   limit = std::min(limit, max_draft_);
-  if (limit <= 0) return 0;
   int best = 0;
   double best_value = 1.0;
   for (int k = 1; k <= limit; ++k) {
     const double v = value(n, k);
     if (v > best_value) best = k, best_value = v;
   }
-  probing_ = best == 0 && (probe_again_ || ++idle_steps_ >= probe_interval(n));
-  probe_again_ = false;
-  if (probing_) best = 1;
-  if (best > 0) idle_steps_ = 0;
   return best;
+}
+
+void DraftPolicy::observe(int n, int position, bool accepted) {
+  if (n < min_n_ || n - min_n_ >= int(q_.size()) || position < 1 || position > int(q_[0].size())) return;
+  double& q = q_[size_t(n - min_n_)][size_t(position - 1)];
+  int& seen = seen_[size_t(n - min_n_)][size_t(position - 1)];
+  // A position starts from the guess acceptance() made before it was seen (the prior, another
+  // match length's estimate or the position before's), which counts as one observation: one
+  // accepted draft makes 3/4 of a 1/2 prior, not a certainty (after one lucky draft in sampled
+  // text, the next was as long as the cost curve allows, and all of it was rejected).
+  if (seen == 0) q = acceptance(n, position);
+  seen = std::min(seen + 1, 1 << 20);
+  q += std::max(kRate, 1.0 / (seen + 1)) * ((accepted ? 1.0 : 0.0) - q);
 }
 
 void DraftPolicy::record(int n, int drafted, int accepted) {
   if (n < min_n_ || n - min_n_ >= int(q_.size())) return;
-  probe_again_ = probing_ && drafted >= 1 && accepted == drafted && cost_.max_batch() >= 2 &&
-                 cost_.at(2) < 2;
-  probing_ = false;
-  std::vector<double>& q = q_[size_t(n - min_n_)];
   // Position i was tried only if every earlier one was accepted: positions past the first
   // rejection say nothing about their own odds.
-  std::vector<int>& seen = seen_[size_t(n - min_n_)];
-  for (int i = 1; i <= std::min(drafted, accepted + 1) && i <= int(q.size()); ++i) {
-    const double observed = i <= accepted ? 1.0 : 0.0;
-    // Position 1 starts from the prior, a later position from the estimate of the one before it;
-    // either counts as one observation, so that one accepted draft makes 3/4 of a 1/2 prior, not
-    // a certainty (after one lucky probe in sampled text, the next draft was as long as the cost
-    // curve allows, and all of it was rejected).
-    if (seen[size_t(i - 1)] == 0 && i > 1) q[size_t(i - 1)] = acceptance(n, i);
-    const int count = seen[size_t(i - 1)] = std::min(seen[size_t(i - 1)] + 1, 1 << 20);
-    q[size_t(i - 1)] += std::max(kRate, 1.0 / (count + 1)) * (observed - q[size_t(i - 1)]);
-  }
+  for (int i = 1; i <= std::min(drafted, accepted + 1); ++i) observe(n, i, i <= accepted);
+  std::vector<double>& q = q_[size_t(n - min_n_)];
+  const std::vector<int>& seen = seen_[size_t(n - min_n_)];
   // A draft accepted whole says nothing of the position after it, whose estimate may be low from
   // one rejection long ago: a draft that never reaches it again would never correct it. Text
   // that keeps being accepted to the end of the draft probably goes on as it did, so that

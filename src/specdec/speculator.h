@@ -30,10 +30,16 @@ struct SpecStats {
   double cost = 0;      // those forwards' time by the cost curve, in units of a 1-token forward
 };
 
+// At each step the continuation the index offers, as long as the policy's longest draft, is kept
+// as a shadow and compared with the tokens that follow: at its first rejection or its end, each
+// position past the ones drafted (all of them at a plain step) up to there is an observation for
+// the policy as a verification's would be (position i given the earlier ones), at no cost. One
+// shadow at a time, so that each is one draft's evidence.
 class Speculator {
  public:
   explicit Speculator(const SpecOptions& options);
-  void push(int32_t token) { index_.push(token); }
+  // The next token of the history (the prompt's, then each one generated).
+  void push(int32_t token);
   // A draft of at most limit tokens to follow the history (empty: decode one token plainly).
   std::vector<int32_t> draft(int limit);
   // The model's verdict on the last draft: its first `accepted` tokens were the model's picks.
@@ -44,6 +50,10 @@ class Speculator {
   NgramIndex index_;
   DraftPolicy policy_;
   int last_n_ = 0;
+  std::vector<int32_t> shadow_;  // the draft not made (empty: none pending)
+  int shadow_n_ = 0;             // its match length
+  size_t shadow_matched_ = 0;    // how many of its tokens the text has confirmed
+  size_t shadow_verified_ = 0;   // how many of them were drafted (the verification observes those)
 };
 
 }  // namespace r1pi
