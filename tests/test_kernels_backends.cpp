@@ -374,6 +374,23 @@ TEST(Backends, MatmulEveryBatchAndRowRange) {
   }
 }
 
+// Many rows: backends that pass over groups of rows (AVX2's Q4_0 takes 5 or 6 tokens in two passes
+// per 128 rows) start and end ranges inside and across the groups.
+TEST(Backends, MatmulManyRowsInGroups) {
+  FOR_EACH_BACKEND(k) {
+    std::mt19937 rng(11);
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+      const int64_t n = 64, rows = 300;
+      const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
+      for (int B : {4, 5, 6, 7, 13}) {
+        const Activations x = activations(t, n, B, rng, B == 5);
+        const int64_t ranges[][2] = {{0, rows}, {1, 299}, {127, 129}, {100, 260}, {128, 256}};
+        for (const auto& rr : ranges) ASSERT_TRUE(check_matmul(*k, t, n, rows, w, x, B, rr[0], rr[1]));
+      }
+    }
+  }
+}
+
 // Longer rows (several chunks of blocks) and large batches (several token tiles).
 TEST(Backends, MatmulLongRowsLargeBatches) {
   FOR_EACH_BACKEND(k) {

@@ -22,21 +22,35 @@ struct Avx2 {
 
 // Q4_0: up to kFewTokens (4) tokens lane-major with token-side offsets; more with the tokens across
 // the registers (kernels_avx2_q4_0_batch.h) in tiles of 8, where a last tile of 1 to 4 tokens goes
-// the lane-major way (a padded tile would compute 8).
+// the lane-major way (a padded tile would compute 8). 5 or 6 tokens go lane-major as 4 and the rest,
+// in groups of kRestRowGroup rows so that the second pass finds the group's weights in cache: less
+// arithmetic than one padded tile (bench/README.md).
+constexpr int64_t kRestRowGroup = 128;
+
 void matmul_q4_0_avx2(const MatmulArgs& a) {
   using P = Q4_0Avx2<Avx2>;
-  if (a.B <= kFewTokens<P>) return matmul_quant<P>(a);
-  if (a.r1 <= a.r0) return;
-  const int rest = a.B % 8 <= kFewTokens<P> ? a.B % 8 : 0;
-  MatmulArgs tiles = a;
-  tiles.B = a.B - rest;
-  matmul_q4_0_token_lanes(tiles);
-  if (rest == 0) return;
-  MatmulArgs tail = a;
-  tail.x += size_t(tiles.B) * a.x_row_bytes;
-  tail.out += int64_t(tiles.B) * a.out_stride;
-  tail.B = rest;
-  matmul_quant<P>(tail);
+  constexpr int kFew = kFewTokens<P>;
+  if (a.B <= kFew) return matmul_quant<P>(a);
+  const auto part = [&](int t0, int B, int64_t r0, int64_t r1) {
+    MatmulArgs p = a;
+    p.x += size_t(t0) * a.x_row_bytes;
+    p.out += int64_t(t0) * a.out_stride;
+    p.B = B;
+    p.r0 = r0;
+    p.r1 = r1;
+    return p;
+  };
+  if (a.B <= 6) {
+    for (int64_t rg = a.r0; rg < a.r1; rg += kRestRowGroup) {
+      const int64_t rg1 = min64(a.r1, rg + kRestRowGroup);
+      matmul_quant<P>(part(0, kFew, rg, rg1));
+      matmul_quant<P>(part(kFew, a.B - kFew, rg, rg1));
+    }
+    return;
+  }
+  const int rest = a.B % 8 <= kFew ? a.B % 8 : 0;
+  matmul_q4_0_token_lanes(part(0, a.B - rest, a.r0, a.r1));
+  if (rest > 0) matmul_quant<P>(part(a.B - rest, rest, a.r0, a.r1));
 }
 
 constexpr Kernels avx2_kernels() {
