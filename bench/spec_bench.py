@@ -7,8 +7,9 @@ command line but for --spec / --no-spec.
               default, twelve times 'He was very happy. ', makes TinyStories-656K inflated to the
               8B preset (Q4_0) settle into one sentence that it repeats exactly, as a looping R1
               does; bench/results/2026-12-02-vm/spec-loop-prompts-1B.txt says how it was chosen)
-  quoting     the prompt holds a story and the output copies it: the model's own greedy
-              continuation of "Once upon a time", then "Once upon a time" again
+  quoting     the prompt holds a story for the output to copy: the model's own greedy
+              continuation of "Once upon a time", then "Once upon a time" again (TinyStories-656K
+              does not copy it: its second telling leaves the first after a few words)
   sampled     --temp 1.5 --top-k 40: text that does not repeat (the worst case, with random presets)
 
 Per row: decode tok/s of each side (mean and 95% CI), the speedup spec / plain with its 95% CI and
