@@ -304,7 +304,7 @@ TEST(Backends, WeightedSumSameBytes) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(43);
     for (bool f16 : {false, true})
-      for (int64_t n : {1, 4, 7, 8, 9, 13, 16, 17, 24, 31, 64, 100, 128})
+      for (int64_t n : {1, 4, 7, 8, 9, 13, 16, 17, 24, 31, 64, 72, 100, 128, 200})
         for (int R : {1, 2, 3, 4, 5, 6, 9})
           for (int64_t T : {0, 1, 5, 31, 32, 33, 70}) {
             const size_t elem = f16 ? 2 : 4, v_row = size_t(n + 3) * elem;

@@ -145,20 +145,20 @@ void matmul_float(const MatmulArgs& a) {
 
 // ---- weighted sums (attention's values) ----
 // R output rows x W vectors of eight elements from element i stay in registers over positions
-// [t0, t1): each value vector is loaded once for the R rows. A tile of W = 2 covers 64 bytes of an
-// F32 row (a line): it prefetches that part of the row kValuesAhead bytes on, so the whole stream
-// is prefetched once, spread over the arithmetic. Tail: the last n % 8 elements through masked
-// loads and stores of the same fma.
-template <bool F16, int R, int W, bool Tail>
+// [t0, t1): each value vector is loaded once for the R rows. A tile that prefetches (Pf) fetches
+// each line of its part of the row kValuesAhead bytes on, so that the tiles of the first row
+// prefetch the whole stream once, spread over the arithmetic. Tail: the last n % 8 elements through
+// masked loads and stores of the same fma.
+template <bool F16, int R, int W, bool Tail, bool Pf = true>
 R1PI_INLINE void weighted_tile(const WeightedSumArgs& a, int r0, int64_t i, int64_t t0, int64_t t1,
                                int64_t pf_rows, int rem) {
   const __m256i mask = lane_mask(rem);
   float* o[R];
   __m256 acc[R][W];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     o[r] = a.out + (r0 + r) * a.out_stride + i;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w)
       acc[r][w] = Tail ? _mm256_maskload_ps(o[r] + 8 * w, mask) : _mm256_loadu_ps(o[r] + 8 * w);
   }
@@ -167,31 +167,44 @@ R1PI_INLINE void weighted_tile(const WeightedSumArgs& a, int r0, int64_t i, int6
   const uint8_t* row = a.v + size_t(t0) * a.v_row_bytes;
   const int64_t pf_end = a.T - pf_rows;  // no prefetch past the last position
   for (int64_t t = t0; t < t1; ++t, row += a.v_row_bytes) {
-    if (t < pf_end)
-      _mm_prefetch(reinterpret_cast<const char*>(row + size_t(pf_rows) * a.v_row_bytes + col), _MM_HINT_T1);
+    if (Pf && t < pf_end) {
+      const char* ahead = reinterpret_cast<const char*>(row + size_t(pf_rows) * a.v_row_bytes + col);
+#pragma GCC unroll 8
+      for (int l = 0; l < W * 8 * (F16 ? 2 : 4); l += 64) _mm_prefetch(ahead + l, _MM_HINT_T1);
+    }
     __m256 v[W];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w) v[w] = Tail ? load_w_partial<F16>(row, i, rem) : load_w8<F16>(row, i + 8 * w);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m256 pr = _mm256_broadcast_ss(p + r * a.p_stride + t);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int w = 0; w < W; ++w) acc[r][w] = _mm256_fmadd_ps(pr, v[w], acc[r][w]);
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w) {
       if (Tail) _mm256_maskstore_ps(o[r] + 8 * w, mask, acc[r][w]);
       else _mm256_storeu_ps(o[r] + 8 * w, acc[r][w]);
     }
 }
 
+// F32 rows: 64 elements at a time one row after another (W = 8: 256 contiguous bytes of each value
+// row, which stream faster than a 64-byte column of R rows; the rows after the first find the
+// block's values in L1, and only the first row's tiles prefetch). Then, and for F16 rows (where the
+// wide tiles were slower), 16 elements at a time for all R rows (bench/README.md).
 template <bool F16, int R>
 void weighted_rows(const WeightedSumArgs& a, int r0, int64_t t0, int64_t t1, int64_t pf_rows) {
   const int64_t n8 = a.n & ~int64_t(7);
   int64_t i = 0;
+  for (; !F16 && i + 64 <= n8; i += 64) {
+    if (r0 == 0) weighted_tile<F16, 1, 8, false, true>(a, 0, i, t0, t1, pf_rows, 0);
+    else weighted_tile<F16, 1, 8, false, false>(a, r0, i, t0, t1, pf_rows, 0);
+#pragma GCC unroll 4
+    for (int r = 1; r < R; ++r) weighted_tile<F16, 1, 8, false, false>(a, r0 + r, i, t0, t1, pf_rows, 0);
+  }
   for (; i + 16 <= n8; i += 16) weighted_tile<F16, R, 2, false>(a, r0, i, t0, t1, pf_rows, 0);
   if (i < n8) weighted_tile<F16, R, 1, false>(a, r0, i, t0, t1, pf_rows, 0);
   if (n8 < a.n) weighted_tile<F16, R, 1, true>(a, r0, n8, t0, t1, pf_rows, int(a.n - n8));
