@@ -199,12 +199,12 @@ template <bool F16, int R>
 void weighted_rows(const WeightedSumArgs& a, int r0, int64_t t0, int64_t t1, int64_t pf_rows) {
   const int64_t n8 = a.n & ~int64_t(7);
   int64_t i = 0;
-  for (; !F16 && i + 64 <= n8; i += 64) {
-    if (r0 == 0) weighted_tile<F16, 1, 8, false, true>(a, 0, i, t0, t1, pf_rows, 0);
-    else weighted_tile<F16, 1, 8, false, false>(a, r0, i, t0, t1, pf_rows, 0);
+  for (; !F16 && i + 64 <= n8; i += 64)
 #pragma GCC unroll 4
-    for (int r = 1; r < R; ++r) weighted_tile<F16, 1, 8, false, false>(a, r0 + r, i, t0, t1, pf_rows, 0);
-  }
+    for (int r = r0; r < r0 + R; ++r) {
+      if (r == 0) weighted_tile<F16, 1, 8, false, true>(a, r, i, t0, t1, pf_rows, 0);
+      else weighted_tile<F16, 1, 8, false, false>(a, r, i, t0, t1, pf_rows, 0);
+    }
   for (; i + 16 <= n8; i += 16) weighted_tile<F16, R, 2, false>(a, r0, i, t0, t1, pf_rows, 0);
   if (i < n8) weighted_tile<F16, R, 1, false>(a, r0, i, t0, t1, pf_rows, 0);
   if (n8 < a.n) weighted_tile<F16, R, 1, true>(a, r0, n8, t0, t1, pf_rows, int(a.n - n8));
