@@ -154,6 +154,7 @@ void matmul_q4_0_512(const MatmulArgs& a) {
 // tokens (batched attention's scores), the same bytes as the shared AVX2 ones.
 void matmul_f16_f32_512(const MatmulArgs& a) { matmul_float<true, 32>(a); }
 void matmul_f32_f32_512(const MatmulArgs& a) { matmul_float<false, 32>(a); }
+void weighted_sum_f32_zmm(const WeightedSumArgs& a) { weighted_sum_f32_512(a); }
 
 constexpr Kernels avx512_kernels() {
   Kernels k = x86_kernels("avx512-vnni", quant_entries<Q4_0Pairs>(), quant_entries<Q8_0Policy<Avx512>>(),
@@ -161,6 +162,7 @@ constexpr Kernels avx512_kernels() {
   k.q4_0.matmul = matmul_q4_0_512;
   k.f16.matmul = matmul_f16_f32_512;
   k.f32.matmul = matmul_f32_f32_512;
+  k.weighted_sum_f32 = weighted_sum_f32_zmm;
   return k;
 }
 constexpr Kernels kAvx512Vnni = avx512_kernels();
