@@ -151,10 +151,10 @@ void matmul_q4_0_512(const MatmulArgs& a) {
 }
 
 // The float products again with 32 registers: tiles of 4 rows x 4 tokens for more than four
-// tokens (batched attention's scores), the same bytes as the shared AVX2 ones.
+// tokens (batched attention's scores), the same bytes as the shared AVX2 ones; F32 value rows in
+// 512-bit tiles (weighted_sum_f32_512).
 void matmul_f16_f32_512(const MatmulArgs& a) { matmul_float<true, 32>(a); }
 void matmul_f32_f32_512(const MatmulArgs& a) { matmul_float<false, 32>(a); }
-void weighted_sum_f32_zmm(const WeightedSumArgs& a) { weighted_sum_f32_512(a); }
 
 constexpr Kernels avx512_kernels() {
   Kernels k = x86_kernels("avx512-vnni", quant_entries<Q4_0Pairs>(), quant_entries<Q8_0Policy<Avx512>>(),
@@ -162,7 +162,7 @@ constexpr Kernels avx512_kernels() {
   k.q4_0.matmul = matmul_q4_0_512;
   k.f16.matmul = matmul_f16_f32_512;
   k.f32.matmul = matmul_f32_f32_512;
-  k.weighted_sum_f32 = weighted_sum_f32_zmm;
+  k.weighted_sum_f32 = weighted_sum_f32_512;
   return k;
 }
 constexpr Kernels kAvx512Vnni = avx512_kernels();

@@ -2,7 +2,7 @@
 // sums of F32, F16 and Q8_0 value rows, as templates that each x86 file building them instantiates
 // with its own flags (kernels_x86.h has the rules): kernels_x86_float.cpp for every x86 backend
 // (AVX2 + FMA + F16C, 16 vector registers) and kernels_avx512_vnni.cpp the products again with
-// AVX-512VL's 32 registers (a larger tile). R rows x T tokens (or R rows x W vectors of elements)
+// AVX-512VL's 32 registers (a larger tile) and the F32 weighted sums in 512-bit registers. R rows x T tokens (or R rows x W vectors of elements)
 // per tile, each element with its own accumulator in the recipe's order (kernels.h), so the tiling
 // never changes a result.
 //
