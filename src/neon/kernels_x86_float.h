@@ -2,9 +2,9 @@
 // sums of F32, F16 and Q8_0 value rows, as templates that each x86 file building them instantiates
 // with its own flags (kernels_x86.h has the rules): kernels_x86_float.cpp for every x86 backend
 // (AVX2 + FMA + F16C, 16 vector registers) and kernels_avx512_vnni.cpp the products again with
-// AVX-512VL's 32 registers (a larger tile) and the F32 weighted sums in 512-bit registers. R rows x T tokens (or R rows x W vectors of elements)
-// per tile, each element with its own accumulator in the recipe's order (kernels.h), so the tiling
-// never changes a result.
+// AVX-512VL's 32 registers (a larger tile) and the F32 weighted sums in 512-bit registers. R rows
+// x T tokens (or R rows x W vectors of elements) per tile, each element with its own accumulator
+// in the recipe's order (kernels.h), so the tiling never changes a result.
 //
 // Both stream from memory (decode attention reads the KV cache once per token, the float weights
 // once per forward) and prefetch their own stream a fixed distance ahead into L2 (_MM_HINT_T1):
@@ -194,7 +194,8 @@ R1PI_INLINE void weighted_tile(const WeightedSumArgs& a, int r0, int64_t i, int6
 // F32 rows: 64 elements at a time one row after another (W = 8: 256 contiguous bytes of each value
 // row, which stream faster than a 64-byte column of R rows; the rows after the first find the
 // block's values in L1, and only the first row's tiles prefetch). Then, and for F16 rows (where the
-// wide tiles were slower), 16 elements at a time for all R rows (bench/README.md).
+// wide tiles were slower), 16 elements at a time for all R rows (bench/README.md). Elements from i
+// on (the 512-bit tiles below do those before it).
 template <bool F16, int R>
 void weighted_rows(const WeightedSumArgs& a, int r0, int64_t t0, int64_t t1, int64_t pf_rows, int64_t i = 0) {
   const int64_t n8 = a.n & ~int64_t(7);
