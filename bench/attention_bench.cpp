@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   for (int l = 0; l < layers; ++l)
     for (int t = 0; t < n_ctx; ++t) {
       for (int i = 0; i < kv_dim; ++i) k[i] = normal(rng), v[i] = normal(rng);
-      cache.store(l, t, k.data(), v.data());
+      cache.store(l, 0, t, k.data(), v.data());
     }
   for (float& x : q) x = normal(rng);
   for (int L : lengths) {
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
       const auto t0 = std::chrono::steady_clock::now();
       const double c0 = cpu_seconds();
       for (int l = 0; l < layers; ++l)
-        attention(q.data(), cache, l, pos0, B, shape, out.data(), pool);
+        attention(q.data(), cache, l, {{0, B, 0, pos0}}, shape, out.data(), pool);
       best_cpu = std::min(best_cpu, cpu_seconds() - c0);
       best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }

@@ -22,7 +22,7 @@
 
 #include "common/error.h"
 #include "common/thread_pool.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "neon/kernels.h"
 
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     const LoadedModel m = load_model(argv[1]);
     ThreadPool pool(threads);
     NoSync sync;
-    LlamaForward fwd(m.config, m.weights, m.shard, n, pool, sync, kv_cache_type(kv_type));
+    ModelForward fwd(m.config, m.weights, m.shard, n, pool, sync, kv_cache_type(kv_type));
     std::printf("model kernels=%s threads=%d kv_cache_bytes=%llu\n", kernels().name, threads,
                 (unsigned long long)fwd.kv_cache_bytes());
     std::fflush(stdout);
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     for (int pos = 0; pos < n; ++pos) {
       const int32_t token = int32_t((uint64_t(pos) * 7919 + 13) % m.config.n_vocab);
       const auto t0 = std::chrono::steady_clock::now();
-      fwd.forward(&token, 1, pos, LogitsFor::Last);
+      fwd.forward(Batch::run(&token, 1, pos, LogitsFor::Last));
       ms[size_t(pos)] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if ((pos + 1) % every == 0) {
         std::vector<double> w(ms.begin() + std::max(0, pos - 63), ms.begin() + pos + 1);

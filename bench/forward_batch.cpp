@@ -14,7 +14,7 @@
 
 #include "bench_args.h"
 #include "common/error.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "neon/kernels.h"
 #include "common/thread_pool.h"
@@ -74,14 +74,14 @@ int main(int argc, char** argv) {
     for (int t : threads) {
       ThreadPool pool(t);
       NoSync sync;
-      LlamaForward fwd(m.config, m.weights, m.shard, n_ctx, pool, sync);
-      fwd.forward(tokens.data(), 32, 0, LogitsFor::Last);  // a context to attend to; warms up
+      ModelForward fwd(m.config, m.weights, m.shard, n_ctx, pool, sync);
+      fwd.forward(Batch::run(tokens.data(), 32, 0, LogitsFor::Last));  // a context to attend to; warms up
       double t1 = 0;
       for (int B : batches) {
         std::vector<double> times;
         for (int r = 0; r < reps; ++r) {
           const auto t0 = std::chrono::steady_clock::now();
-          fwd.forward(tokens.data() + 32, B, 32, LogitsFor::Last);
+          fwd.forward(Batch::run(tokens.data() + 32, B, 32, LogitsFor::Last));
           times.push_back(seconds_since(t0));
         }
         std::sort(times.begin(), times.end());
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
         std::vector<double> times;
         for (int r = 0; r < std::max(1, reps / 2); ++r) {
           const auto t0 = std::chrono::steady_clock::now();
-          fwd.forward(tokens.data(), prefill, 0, LogitsFor::Last);
+          fwd.forward(Batch::run(tokens.data(), prefill, 0, LogitsFor::Last));
           times.push_back(seconds_since(t0));
         }
         std::sort(times.begin(), times.end());

@@ -32,7 +32,7 @@ std::vector<float> as_floats(const KvCache& c, int layer, int n_heads, int n_pos
   std::vector<float> f(size_t(n_heads) * n_pos * hd);
   for (int h = 0; h < n_heads; ++h)
     for (int t = 0; t < n_pos; ++t) {
-      const uint8_t* row = values ? c.value(layer, h, t) : c.key(layer, h, t);
+      const uint8_t* row = values ? c.value(layer, 0, h, t) : c.key(layer, 0, h, t);
       float* out = &f[(size_t(h) * n_pos + t) * hd];
       for (size_t i = 0; i < hd; ++i) {
         uint16_t half;
@@ -62,7 +62,7 @@ void attention_reference(const float* q, const KvCache& cache, int layer, int po
       if (q8) quantize_row_q8_0_ref(qh, q8_row.data(), hd);
       std::vector<float> p(size_t(pos) + 1);
       for (int t = 0; t <= pos; ++t)
-        p[size_t(t)] = (q8 ? S.q8_0.vec_dot(hd, cache.key(layer, kvh, t), q8_row.data())
+        p[size_t(t)] = (q8 ? S.q8_0.vec_dot(hd, cache.key(layer, 0, kvh, t), q8_row.data())
                            : S.vec_dot_f32(hd, qh, &keys[(size_t(kvh) * n_pos + t) * hd])) * scale;
       S.softmax(p.data(), pos + 1);
       float* oh = out + (int64_t(b) * shape.n_q_heads + h) * hd;
@@ -73,7 +73,7 @@ void attention_reference(const float* q, const KvCache& cache, int layer, int po
           for (int i = 0; i < hd; ++i) oh[i] = std::fma(p[size_t(t)], v[i], oh[i]);
           continue;
         }
-        const block_q8_0* v = reinterpret_cast<const block_q8_0*>(cache.value(layer, kvh, t));
+        const block_q8_0* v = reinterpret_cast<const block_q8_0*>(cache.value(layer, 0, kvh, t));
         for (int blk = 0; blk < hd / QK8_0; ++blk) {
           const float pd = p[size_t(t)] * fp16_to_fp32(v[blk].d);
           for (int i = 0; i < QK8_0; ++i)
@@ -92,7 +92,7 @@ KvCache random_cache(const AttentionShape& shape, int n, GgmlType type, uint32_t
     for (int t = 0; t < n; ++t) {
       const std::vector<float> k = normal_row(int64_t(shape.n_kv_heads) * shape.head_dim, rng, 2.0f);
       const std::vector<float> v = normal_row(int64_t(shape.n_kv_heads) * shape.head_dim, rng);
-      c.store(layer, t, k.data(), v.data());
+      c.store(layer, 0, t, k.data(), v.data());
     }
   return c;
 }
@@ -107,7 +107,7 @@ std::vector<const Kernels*> all_backends() { return available_backends(); }
   const int64_t q_dim = int64_t(shape.n_q_heads) * shape.head_dim;
   const std::vector<float> q = normal_row(B * q_dim, rng);
   std::vector<float> got(size_t(B * q_dim), -1.0f), want(got.size());
-  attention(kern, q.data(), cache, 1, pos0, B, shape, got.data(), pool);
+  attention(kern, q.data(), cache, 1, {{0, B, 0, pos0}}, shape, got.data(), pool);
   attention_reference(q.data(), cache, 1, pos0, B, shape, want.data());
   return same_floats(got.data(), want.data(), got.size());
 }
@@ -206,8 +206,8 @@ QuantErrors quant_errors(const KvCache& exact, const KvCache& small, const float
     sk.resize(size_t(n) * hd);
     sv.resize(size_t(n) * hd);
     for (int t = 0; t < n; ++t) {
-      dequantize_row(GgmlType::Q8_0, small.key(1, kvh, t), &sk[size_t(t) * hd], hd);
-      dequantize_row(GgmlType::Q8_0, small.value(1, kvh, t), &sv[size_t(t) * hd], hd);
+      dequantize_row(GgmlType::Q8_0, small.key(1, 0, kvh, t), &sk[size_t(t) * hd], hd);
+      dequantize_row(GgmlType::Q8_0, small.value(1, 0, kvh, t), &sv[size_t(t) * hd], hd);
     }
   } else {
     std::copy(q, q + qd.size(), qd.begin());
@@ -251,8 +251,8 @@ TEST(Attention, F16AndQ8_0WithinTheirRoundingOfF32) {
     for (int pos : {0, 1, 63, 500, n - 1}) {
       const std::vector<float> q = normal_row(int64_t(shape.n_q_heads) * shape.head_dim, rng);
       std::vector<float> want(q.size()), got(q.size());
-      attention(kernels(), q.data(), exact, 1, pos, 1, shape, want.data(), pool);
-      attention(kernels(), q.data(), small, 1, pos, 1, shape, got.data(), pool);
+      attention(kernels(), q.data(), exact, 1, {{0, 1, 0, pos}}, shape, want.data(), pool);
+      attention(kernels(), q.data(), small, 1, {{0, 1, 0, pos}}, shape, got.data(), pool);
       double worst = 0;
       for (int kvh = 0; kvh < shape.n_kv_heads; ++kvh) {
         const QuantErrors e = quant_errors(exact, small, q.data() + size_t(kvh) * group * shape.head_dim, group, kvh, pos + 1);

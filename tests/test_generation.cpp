@@ -14,7 +14,7 @@
 #include "common/token_hash.h"
 #include "ggml/quant_blocks.h"
 #include "gguf/gguf_file.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
 #include "common/thread_pool.h"
@@ -44,7 +44,7 @@ GreedyRun greedy_run(int threads, int batch_size, int n_predict = 24, float temp
   const LoadedModel& m = tiny();
   ThreadPool pool(threads);
   NoSync sync;
-  LlamaForward forward(m.config, m.weights, m.shard, 256, pool, sync, kv_type);
+  ModelForward forward(m.config, m.weights, m.shard, 256, pool, sync, kv_type);
   GenerationOptions o;
   o.n_predict = n_predict;
   o.batch_size = batch_size;
@@ -92,12 +92,12 @@ TEST(Generation, PrefillLogitsEqualTokenByTokenBytes) {
   ThreadPool pool(2);
   NoSync sync;
   const std::vector<int32_t> tokens = m.tokenizer->encode("The quick brown fox jumps", true, false);
-  LlamaForward batched(m.config, m.weights, m.shard, 64, pool, sync);
-  const std::vector<float> all = batched.forward(tokens.data(), int(tokens.size()), 0, LogitsFor::All);
-  LlamaForward single(m.config, m.weights, m.shard, 64, pool, sync);
+  ModelForward batched(m.config, m.weights, m.shard, 64, pool, sync);
+  const std::vector<float> all = batched.forward(Batch::run(tokens.data(), int(tokens.size()), 0, LogitsFor::All));
+  ModelForward single(m.config, m.weights, m.shard, 64, pool, sync);
   const size_t V = m.shard.vocab.size();
   for (size_t i = 0; i < tokens.size(); ++i) {
-    const std::vector<float>& one = single.forward(&tokens[i], 1, int(i), LogitsFor::Last);
+    const std::vector<float>& one = single.forward(Batch::run(&tokens[i], 1, int(i), LogitsFor::Last));
     ASSERT_EQ(one.size(), V);
     EXPECT_EQ(std::memcmp(one.data(), all.data() + i * V, V * sizeof(float)), 0) << "position " << i;
   }
@@ -107,13 +107,13 @@ TEST(Generation, ForwardRefusesBadTokensAndOverflow) {
   const LoadedModel& m = tiny();
   ThreadPool pool(1);
   NoSync sync;
-  LlamaForward f(m.config, m.weights, m.shard, 8, pool, sync);
+  ModelForward f(m.config, m.weights, m.shard, 8, pool, sync);
   const int32_t bad = int32_t(m.config.n_vocab);
-  EXPECT_THROW(f.forward(&bad, 1, 0, LogitsFor::Last), Error);
+  EXPECT_THROW(f.forward(Batch::run(&bad, 1, 0, LogitsFor::Last)), Error);
   const std::vector<int32_t> nine(9, 1);
-  EXPECT_THROW(f.forward(nine.data(), 9, 0, LogitsFor::Last), Error);
+  EXPECT_THROW(f.forward(Batch::run(nine.data(), 9, 0, LogitsFor::Last)), Error);
   const int32_t ok = 1;
-  EXPECT_THROW(f.forward(&ok, 1, 8, LogitsFor::Last), Error);
+  EXPECT_THROW(f.forward(Batch::run(&ok, 1, 8, LogitsFor::Last)), Error);
 }
 
 TEST(Generation, ContextChecks) {

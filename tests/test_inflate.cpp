@@ -11,7 +11,7 @@
 #include "common/error.h"
 #include "common/thread_pool.h"
 #include "gguf/gguf_file.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
 #include "test_support.h"
@@ -31,7 +31,7 @@ const std::string& small_path() {
 Ids greedy(const LoadedModel& m, const Ids& prompt, int n) {
   ThreadPool pool(1);
   NoSync sync;
-  LlamaForward forward(m.config, m.weights, m.shard, 512, pool, sync);
+  ModelForward forward(m.config, m.weights, m.shard, 512, pool, sync);
   LocalTokenSource source(forward);
   GenerationOptions o;
   o.n_predict = n;

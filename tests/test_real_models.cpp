@@ -20,7 +20,7 @@
 #include "common/thread_pool.h"
 #include "common/token_hash.h"
 #include "gguf/gguf_file.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
 #include "test_support.h"
@@ -60,7 +60,7 @@ struct Generated {
 Generated greedy(const LoadedModel& m, const Ids& prompt, int n, int threads = 1, int batch = 64) {
   ThreadPool pool(threads);
   NoSync sync;
-  LlamaForward forward(m.config, m.weights, m.shard, int(prompt.size()) + n, pool, sync);
+  ModelForward forward(m.config, m.weights, m.shard, int(prompt.size()) + n, pool, sync);
   LocalTokenSource source(forward);
   GenerationOptions o;
   o.n_predict = n;

@@ -67,7 +67,7 @@
 #include "common/error.h"
 #include "eigen_reference.h"
 #include "layers/linear.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "layers/shard_sync.h"
 #include "model/model_loader.h"
 #include "neon/kernels.h"

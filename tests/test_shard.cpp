@@ -11,14 +11,14 @@
 #include "common/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
-#include "model/llama_config.h"
+#include "model/model_config.h"
 #include "model/model_loader.h"
 #include "model/shard.h"
 #include "model/tensor_table.h"
 #include "model/weight_slices.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
-#include "tools/model_shape.h"
+#include "tools/model_presets.h"
 
 namespace r1pi {
 namespace {
@@ -26,14 +26,16 @@ namespace {
 using test::error_of;
 
 // DeepSeek-R1-Distill-Llama-8B's shape, Q4_0 ffn_down.
-LlamaConfig flagship() {
-  LlamaConfig c = preset_shape("8B").config();
+ModelConfig flagship() {
+  MakeOptions o;
+  o.preset = "8B";
+  ModelConfig c = resolve_shape(o, 0);
   c.ffn_block = 32;
   return c;
 }
 
 TEST(Shard, RanksTileEveryRangeEvenly) {
-  const LlamaConfig c = flagship();
+  const ModelConfig c = flagship();
   for (int n = 1; n <= int(c.n_kv_heads); ++n) {
     std::vector<Shard> shards;
     for (int r = 0; r < n; ++r) shards.push_back(Shard::for_rank(c, r, n));
@@ -57,7 +59,7 @@ TEST(Shard, RanksTileEveryRangeEvenly) {
 }
 
 TEST(Shard, RefusesCountsThatDoNotSplit) {
-  LlamaConfig c = flagship();
+  ModelConfig c = flagship();
   EXPECT_NE(error_of([&] { Shard::for_rank(c, 0, 9); }).find("it has only 8 KV heads"), std::string::npos);
   EXPECT_NE(error_of([&] { Shard::for_rank(c, 3, 3); }).find("rank 3 of 3 is not valid"), std::string::npos);
   c.ffn_dim = 512;
@@ -77,7 +79,7 @@ const std::string& model_file() {
 
 TEST(SlicePlan, RanksPartitionEveryTensor) {
   const GgufFile file = GgufFile::open(model_file());
-  const LlamaConfig c = LlamaConfig::from_gguf(file);
+  const ModelConfig c = ModelConfig::from_gguf(file);
   size_t weights = 0;  // tensors the table loads (rope_freqs goes to the configuration)
   for (const TensorInstance& t : model_tensors(c))
     if (!std::holds_alternative<std::monostate>(t.spec->fills)) ++weights;
@@ -145,8 +147,7 @@ TEST(SlicePlan, FillsEveryWeight) {
 
 // A zero-weight F32 model of the table's tensors, with ffn_down of one layer in another type.
 std::string write_model(const std::string& name, uint32_t odd_layer, GgmlType odd_type) {
-  const LlamaConfig c = ModelShape{.dim = 64, .n_layers = 2, .n_heads = 2, .n_kv_heads = 2,
-                                   .ffn_dim = 256, .n_vocab = 8}.config();
+  const ModelConfig c = test::llama_shape(64, 2, 2, 2, 256, 8);
   GgufWriter w;
   w.add("general.architecture", GgufValue::string("llama"));
   w.add("llama.context_length", GgufValue::u32(64));
@@ -174,10 +175,10 @@ std::string write_model(const std::string& name, uint32_t odd_layer, GgmlType od
 
 TEST(Shard, FfnBlockComesFromEveryLayer) {
   const GgufFile plain = GgufFile::open(write_model("f32", 1, GgmlType::F32));
-  EXPECT_EQ(LlamaConfig::from_gguf(plain).ffn_block, 1u);
+  EXPECT_EQ(ModelConfig::from_gguf(plain).ffn_block, 1u);
   // Only the last layer's ffn_down is Q6_K: its 256-element blocks decide how the FFN splits.
   const GgufFile mixed = GgufFile::open(write_model("q6_k", 1, GgmlType::Q6_K));
-  const LlamaConfig c = LlamaConfig::from_gguf(mixed);
+  const ModelConfig c = ModelConfig::from_gguf(mixed);
   EXPECT_EQ(c.ffn_block, 256u);
   EXPECT_EQ(Shard::for_rank(c, 0, 1).ffn.size(), 256u);
   EXPECT_NE(error_of([&] { Shard::for_rank(c, 0, 2); }).find("in blocks of 256"), std::string::npos);

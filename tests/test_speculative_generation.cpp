@@ -20,44 +20,25 @@ namespace {
 using Ids = std::vector<int32_t>;
 
 // Picks script[p + 1] after position p while everything fed so far is the script; off the script,
-// a token derived from all it was fed. It keeps what it was fed as a KV cache does (a forward at
-// pos forgets what lay at pos and after) and refuses positions past its context, as LlamaForward.
-class ScriptedModel final : public TokenSource {
+// a token derived from all it was fed. It keeps what it was fed as a KV cache does and refuses
+// positions past its context, as ModelForward (test::FakeTokenSource).
+class ScriptedModel final : public test::FakeTokenSource {
  public:
   ScriptedModel(Ids script, int n_ctx, int32_t n_vocab)
-      : script_(std::move(script)), n_ctx_(n_ctx), n_vocab_(n_vocab) {}
-  int n_ctx() const override { return n_ctx_; }
-  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override {
-    feed(tokens, B, pos);
-    return sampler ? pick_after(pos + B - 1) : -1;
-  }
-  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos, const Sampler&) override {
-    feed(tokens, B, pos);
-    Ids picks;
-    for (int b = 0; b < B; ++b) picks.push_back(pick_after(pos + b));
-    return picks;
-  }
-  int forwards = 0;
+      : FakeTokenSource(n_ctx), script_(std::move(script)), n_vocab_(n_vocab) {}
 
  private:
-  void feed(const int32_t* tokens, int B, int pos) {
-    if (pos < 0 || pos + B > n_ctx_) throw Error("scripted model: positions past the context");
-    if (pos > int(fed_.size())) throw Error("scripted model: a gap before position " + std::to_string(pos));
-    fed_.resize(size_t(pos));
-    fed_.insert(fed_.end(), tokens, tokens + B);
-    ++forwards;
-  }
-  int32_t pick_after(int p) const {
-    const bool on_script = p + 1 < int(script_.size()) &&
-                           std::equal(fed_.begin(), fed_.begin() + p + 1, script_.begin());
+  int32_t pick(const Batch& batch, int i, const Sampler&) override {
+    const int p = batch.positions[size_t(i)];
+    const Ids& fed = cached(0);
+    const bool on_script = p + 1 < int(script_.size()) && std::equal(fed.begin(), fed.begin() + p + 1, script_.begin());
     if (on_script) return script_[size_t(p + 1)];
     uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i <= p; ++i) h = (h ^ uint64_t(fed_[size_t(i)])) * 1099511628211ull;
+    for (int k = 0; k <= p; ++k) h = (h ^ uint64_t(fed[size_t(k)])) * 1099511628211ull;
     return int32_t(3 + h % uint64_t(n_vocab_ - 3));
   }
 
-  Ids script_, fed_;
-  int n_ctx_;
+  Ids script_;
   int32_t n_vocab_;
 };
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/thread_pool.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
 #include "test_support.h"
@@ -45,7 +45,7 @@ GenerationResult run(const Case& c, bool speculate, float temperature, int threa
   const LoadedModel& m = model_for(c.model);
   ThreadPool pool(threads);
   NoSync sync;
-  LlamaForward forward(m.config, m.weights, m.shard, 512, pool, sync);
+  ModelForward forward(m.config, m.weights, m.shard, 512, pool, sync);
   LocalTokenSource source(forward);
   GenerationOptions o;
   o.n_predict = n_predict;

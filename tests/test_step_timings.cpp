@@ -21,21 +21,12 @@ const std::string& tiny_model() {
 }
 
 // Always answers the same token; counts the forwards.
-class FixedSource final : public TokenSource {
+class FixedSource final : public test::FakeTokenSource {
  public:
-  explicit FixedSource(int32_t token) : token_(token) {}
-  int n_ctx() const override { return 64; }
-  int32_t forward(const int32_t*, int, int, Sampler*) override {
-    ++forwards;
-    return token_;
-  }
-  std::vector<int32_t> forward_each(const int32_t*, int B, int, const Sampler&) override {
-    ++forwards;
-    return std::vector<int32_t>(size_t(B), token_);
-  }
-  int forwards = 0;
+  explicit FixedSource(int32_t token) : FakeTokenSource(64), token_(token) {}
 
  private:
+  int32_t pick(const Batch&, int, const Sampler&) override { return token_; }
   int32_t token_;
 };
 
@@ -61,8 +52,9 @@ TEST(TimedTokenSource, ReportsEachForwardWithTheInnerSourcesCost) {
   const StepCost cost{0.002, 0.001, 300, 400};
   TimedTokenSource timed(inner, [&](const Step& s) { steps.push_back(s); }, [&] { return cost; });
   const int32_t tokens[3] = {1, 2, 3};
-  EXPECT_EQ(timed.forward(tokens, 3, 0, nullptr), 7);
-  EXPECT_EQ(timed.forward(tokens, 1, 3, nullptr), 7);
+  EXPECT_TRUE(timed.forward(Batch::run(tokens, 3, 0, LogitsFor::None), {}).empty());
+  const Sampler greedy(SamplerParams{.temperature = 0});
+  EXPECT_EQ(feed(timed, tokens, 1, 3, &greedy), 7);
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].pos, 0);
   EXPECT_EQ(steps[0].tokens, 3);
@@ -80,8 +72,12 @@ TEST(TimedTokenSource, AVerificationCountsItsAcceptedDrafts) {
   TimedTokenSource timed(inner, [&](const Step& s) { steps.push_back(s); });
   const Sampler greedy(SamplerParams{.temperature = 0});
   const int32_t tokens[5] = {1, 7, 7, 3, 7};
-  EXPECT_EQ(timed.forward_each(tokens, 5, 10, greedy), std::vector<int32_t>(5, 7));
-  EXPECT_EQ(timed.forward_each(tokens, 1, 15, greedy), std::vector<int32_t>(1, 7));
+  const std::vector<int32_t> before(10, 1);
+  feed(timed, before.data(), 10, 0, nullptr);  // positions 0 .. 9 first: a slot has no gaps
+  steps.clear();
+  EXPECT_EQ(timed.forward(Batch::run(tokens, 5, 10, LogitsFor::All), std::vector<const Sampler*>(5, &greedy)),
+            std::vector<int32_t>(5, 7));
+  EXPECT_EQ(timed.forward(Batch::run(tokens, 1, 15, LogitsFor::All), {&greedy}), std::vector<int32_t>(1, 7));
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].pos, 10);
   EXPECT_EQ(steps[0].tokens, 5);
@@ -94,7 +90,7 @@ TEST(TimedTokenSource, WithoutACostTheWallTimeIsAllPred) {
   Step step;
   TimedTokenSource timed(inner, [&](const Step& s) { step = s; });
   const int32_t token = 1;
-  timed.forward(&token, 1, 5, nullptr);
+  feed(timed, &token, 1, 0, nullptr);
   EXPECT_EQ(inner.forwards, 1);
   EXPECT_GE(step.cost.pred_seconds, 0.0);
   EXPECT_EQ(step.cost.sync_seconds, 0.0);

@@ -80,7 +80,7 @@ std::vector<float> logits(const std::vector<int32_t>& tokens, int chunk) {
 }
 
 TEST(Stories260K, ImportedConfig) {
-  const LlamaConfig& c = model().config;
+  const ModelConfig& c = model().config;
   EXPECT_EQ(test::sizes_of(c), (test::ConfigSizes{64, 5, 8, 4, 172, uint32_t(kVocab), 512}));
   EXPECT_EQ(c.head_dim, 8u);
   EXPECT_TRUE(c.tied_output);

@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "common/error.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "layers/shard_sync.h"
+#include "model/architecture.h"
 #include "model/model_loader.h"
 #include "ggml/quantize.h"
 #include "tools/model_maker.h"
@@ -56,8 +57,23 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-ConfigSizes sizes_of(const LlamaConfig& c) {
+ConfigSizes sizes_of(const ModelConfig& c) {
   return {c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab, c.n_ctx_train};
+}
+
+ModelConfig llama_shape(uint32_t dim, uint32_t n_layers, uint32_t n_heads, uint32_t n_kv_heads,
+                        uint32_t ffn_dim, uint32_t n_vocab) {
+  ModelConfig c;
+  c.arch = find_architecture("llama");
+  c.dim = dim;
+  c.n_layers = n_layers;
+  c.n_heads = n_heads;
+  c.n_kv_heads = n_kv_heads;
+  c.head_dim = dim / n_heads;
+  c.rope_dim = c.head_dim;
+  c.ffn_dim = ffn_dim;
+  c.n_vocab = n_vocab;
+  return c;
 }
 
 void PrintTo(const ConfigSizes& s, std::ostream* os) {
@@ -76,15 +92,36 @@ std::vector<float> chunked_logits(const LoadedModel& m, const std::vector<int32_
                                   int chunk, ThreadPool& pool) {
   NoSync sync;
   const int T = int(tokens.size());
-  LlamaForward f(m.config, m.weights, m.shard, T, pool, sync);
+  ModelForward f(m.config, m.weights, m.shard, T, pool, sync);
   std::vector<float> out;
   for (int pos = 0; pos < T; pos += chunk) {
     const int n = std::min(chunk, T - pos);
-    const std::vector<float>& lg = f.forward(tokens.data() + pos, n, pos,
-                                             n == 1 ? LogitsFor::Last : LogitsFor::All);
+    const std::vector<float>& lg = f.forward(Batch::run(tokens.data() + pos, n, pos,
+                                             n == 1 ? LogitsFor::Last : LogitsFor::All));
     out.insert(out.end(), lg.begin(), lg.end());
   }
   return out;
+}
+
+std::vector<int32_t> FakeTokenSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
+  for (int i = 0; i < batch.size(); ++i) {
+    std::vector<int32_t>& held = held_.at(size_t(batch.seqs[size_t(i)]));
+    const int pos = batch.positions[size_t(i)];
+    if (pos < 0 || pos >= n_ctx_) throw Error("fake token source: position " + std::to_string(pos) + " past the context");
+    if (pos > int(held.size())) throw Error("fake token source: a gap before position " + std::to_string(pos));
+    held.resize(size_t(pos));
+    held.push_back(batch.tokens[size_t(i)]);
+  }
+  ++forwards;
+  std::vector<int32_t> picks;
+  for (int i = 0; i < batch.size(); ++i)
+    if (batch.logits[size_t(i)]) picks.push_back(pick(batch, i, *samplers.at(picks.size())));
+  return picks;
+}
+
+void FakeTokenSource::truncate(int seq, int n) {
+  std::vector<int32_t>& held = held_.at(size_t(seq));
+  if (size_t(n) < held.size()) held.resize(size_t(n));
 }
 
 std::string read_file(const std::string& path) {

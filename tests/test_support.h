@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "ggml/quant_blocks.h"
+#include "model/model_config.h"
 #include "neon/kernels.h"
+#include "runtime/token_source.h"
 
 namespace r1pi {
-struct LlamaConfig;
 struct LoadedModel;
 struct MakeOptions;
 class ThreadPool;
@@ -52,8 +53,12 @@ struct ConfigSizes {
   uint32_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, n_vocab, n_ctx_train;
   bool operator==(const ConfigSizes&) const = default;
 };
-ConfigSizes sizes_of(const LlamaConfig& config);
+ConfigSizes sizes_of(const ModelConfig& config);
 void PrintTo(const ConfigSizes& s, std::ostream* os);
+// A llama configuration of these sizes (head size dim / heads, RoPE over the whole head): what a
+// test writes a hand-made file from.
+ModelConfig llama_shape(uint32_t dim, uint32_t n_layers, uint32_t n_heads, uint32_t n_kv_heads,
+                        uint32_t ffn_dim, uint32_t n_vocab);
 
 // Writes a random-weight model (r1pi::make_model, no progress line) to a folder of this process's
 // own (ctest runs tests as parallel processes) and returns its path.
@@ -63,6 +68,29 @@ std::string make_model_file(const std::string& name, MakeOptions options);
 // batch, one by one, or anything between).
 std::vector<float> chunked_logits(const LoadedModel& model, const std::vector<int32_t>& tokens,
                                   int chunk, ThreadPool& pool);
+
+// A token source without a model, for tests of what drives one: it keeps what each slot holds as
+// ModelForward does (a forward at pos forgets what lay at pos and after; a gap or a position past
+// the context is refused) and answers each entry that wants logits with pick().
+class FakeTokenSource : public TokenSource {
+ public:
+  explicit FakeTokenSource(int n_ctx, int n_seqs = 1) : n_ctx_(n_ctx), held_(size_t(n_seqs)) {}
+  int n_ctx() const override { return n_ctx_; }
+  int n_seqs() const override { return int(held_.size()); }
+  std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
+  const std::vector<int32_t>& cached(int seq) const override { return held_[size_t(seq)]; }
+  void truncate(int seq, int n) override;
+  void copy(int src, int dst) override { held_[size_t(dst)] = held_[size_t(src)]; }
+  int forwards = 0;
+
+ protected:
+  // The token after batch entry i (its slot already holds the whole batch).
+  virtual int32_t pick(const Batch& batch, int i, const Sampler& sampler) = 0;
+
+ private:
+  int n_ctx_;
+  std::vector<std::vector<int32_t>> held_;
+};
 
 // The whole file's bytes; a test failure (and "") if it cannot be read.
 std::string read_file(const std::string& path);

@@ -71,7 +71,7 @@ void bench_threads(const BenchOptions& o, const r1pi::LoadedModel& model, const 
 #endif
   r1pi::ThreadPool pool(threads);
   r1pi::NoSync sync;
-  r1pi::LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
+  r1pi::ModelForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
   r1pi::LocalTokenSource source(forward);
   run_tests(source, {});
 }

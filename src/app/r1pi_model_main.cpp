@@ -1,4 +1,4 @@
-// r1pi-model: make a random-weight Llama GGUF, import a llama2.c checkpoint, inflate a small model
+// r1pi-model: make a random-weight GGUF, import a llama2.c checkpoint, inflate a small model
 // into a big shape, or show a GGUF file.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "model/architecture.h"
 #include "tools/inflate.h"
 #include "tools/model_maker.h"
 
@@ -35,13 +36,14 @@ void report_written(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"r1pi-model: make, import and inspect Llama GGUF files"};
+  CLI::App app{"r1pi-model: make, import and inspect GGUF model files"};
   app.require_subcommand(1);
 
   r1pi::MakeOptions make;
   std::string make_out, output_type = "q6_k";
-  CLI::App* make_cmd = app.add_subcommand("make", "write a random-weight Llama model (Q4_0)");
-  make_cmd->add_option("--preset", make.preset, "tiny, 1B or 8B (the other flags override it)")
+  CLI::App* make_cmd = app.add_subcommand("make", "write a random-weight model (Q4_0)");
+  make_cmd->add_option("--arch", make.arch, "architecture: " + r1pi::architecture_names())->capture_default_str();
+  make_cmd->add_option("--preset", make.preset, "llama: tiny, 1B or 8B (the other flags override it)")
       ->capture_default_str();
   make_cmd->add_option("-o,--output", make_out, "GGUF file to write")->required();
   add_shape_options(make_cmd, make);

@@ -6,6 +6,7 @@
 #include "common/token_hash.h"
 #include "ggml/ggml_type.h"
 #include "model/tensor_table.h"
+#include "model/architecture.h"
 #include "runtime/generator.h"
 
 namespace r1pi {
@@ -97,7 +98,7 @@ void check_spec_twins(std::vector<TestResult>& results) {
 }
 
 BenchModel describe_bench_model(const LoadedModel& model, int n_ranks, const char* backend) {
-  const LlamaConfig& c = model.config;
+  const ModelConfig& c = model.config;
   const uint64_t dim = c.dim, q_dim = uint64_t(c.n_heads) * c.head_dim;
   const uint64_t per_layer = dim * q_dim * 2 + dim * c.kv_dim() * 2 + 3 * dim * c.ffn_dim + 2 * dim;
   BenchModel m;
@@ -109,7 +110,7 @@ BenchModel describe_bench_model(const LoadedModel& model, int n_ranks, const cha
     std::snprintf(size, sizeof size, "%.0fM", m.params / 1e6);
   else
     std::snprintf(size, sizeof size, "%.0fK", m.params / 1e3);
-  const LlamaWeights& w = model.weights;
+  const ModelWeights& w = model.weights;
   m.type = std::string(c.arch ? c.arch->name : "llama") + " " + size + " " +
            std::string(ggml_type_name(w.layers.empty() ? w.output.type : w.layers[0].wq.type));
   m.file_bytes = model.file_bytes;

@@ -89,7 +89,6 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   // writes to Open MPI's pseudo-terminal wherever mpirun's own output goes.
   const bool terminal = isatty(STDOUT_FILENO) == 1 && !std::getenv("NO_COLOR");
   LineReader reader;
-  CachedGenerator generator(source, tokenizer);
   std::vector<ChatMessage> messages;
   if (!options.system.empty()) messages.push_back({"system", options.system});
   const size_t first_turn = messages.size();
@@ -109,15 +108,15 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
     if (line->empty()) continue;
     messages.push_back({"user", *line});
     const std::vector<int32_t> prompt = encode_chat(tokenizer, chat_template, messages);
-    if (prompt.size() >= size_t(generator.n_ctx())) {
+    if (prompt.size() >= size_t(source.n_ctx())) {
       std::fprintf(stderr, "error: the conversation is %zu tokens and does not fit the context of %d (/reset starts over)\n",
-                   prompt.size(), generator.n_ctx());
+                   prompt.size(), source.n_ctx());
       messages.pop_back();
       continue;
     }
-    settings.generation.n_predict = n_predict_within(options.generation.n_predict, prompt.size(), generator.n_ctx());
+    settings.generation.n_predict = n_predict_within(options.generation.n_predict, prompt.size(), source.n_ctx());
     AnswerPrinter printer(terminal, options.hide_think);
-    last = complete(generator, prompt, settings, std::ref(printer));
+    last = complete(source, tokenizer, prompt, settings, std::ref(printer));
     printer.finish();
     print(last.finish_reason == "cancelled" ? " [stopped]\n" : "\n");
     messages.push_back({"assistant", last.text.reasoning.empty() && !settings.split_reasoning

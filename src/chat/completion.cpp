@@ -26,7 +26,7 @@ int n_predict_within(int requested, size_t n_prompt, int n_ctx) {
   return int(std::min<int64_t>(requested, int64_t(n_ctx) - int64_t(n_prompt)));
 }
 
-Completion complete(CachedGenerator& generator, const std::vector<int32_t>& prompt,
+Completion complete(TokenSource& source, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                     const CompletionSettings& settings, const std::function<void(const TextParts&)>& on_delta) {
   Completion out;
   StopStrings stops(settings.stop);
@@ -37,13 +37,15 @@ Completion complete(CachedGenerator& generator, const std::vector<int32_t>& prom
     if (on_delta) on_delta(parts);
   };
   GenerationOptions options = settings.generation;
+  options.reuse_cache = true;
   options.cancelled = [&] { return stops.matched() || (settings.cancelled && settings.cancelled()); };
-  out.result = generator.generate(prompt, options, [&](const std::string& text) { deliver(split.push(stops.push(text))); });
+  out.result = generate(source, tokenizer, prompt, options,
+                        [&](const std::string& text) { deliver(split.push(stops.push(text))); });
   deliver(split.push(stops.finish()));
   deliver(split.finish());
   out.finish_reason = finish_reason_of(out.result.stop_reason, stops.matched());
   out.prompt_tokens = int(prompt.size());
-  out.cached_tokens = generator.last_reused();
+  out.cached_tokens = out.result.cached_tokens;
   return out;
 }
 

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "chat/cached_generator.h"
 #include "chat/reasoning_split.h"
+#include "runtime/generator.h"
 
 namespace r1pi {
 
 struct CompletionSettings {
-  GenerationOptions generation;    // n_predict and the sampler (n_cached and cancelled are set here)
+  GenerationOptions generation;    // n_predict and the sampler (reuse_cache and cancelled are set here)
   std::vector<std::string> stop;   // stop strings, matched on the text
   bool split_reasoning = false;    // the prompt opens inside R1's reasoning and the caller splits it
   std::function<bool()> cancelled; // asked before every token: a closed connection, Ctrl-C
@@ -32,7 +32,9 @@ struct Completion {
 // prompt, or -1 (until the end of the turn or a full context).
 int n_predict_within(int requested, size_t n_prompt, int n_ctx);
 
-Completion complete(CachedGenerator& generator, const std::vector<int32_t>& prompt,
+// Generates through the prompt cache: the prompt's beginning that the slot already holds is not
+// fed again, and batch-invariant kernels make the answer bit-identical to a cold prefill's.
+Completion complete(TokenSource& source, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                     const CompletionSettings& settings, const std::function<void(const TextParts&)>& on_delta);
 
 }  // namespace r1pi

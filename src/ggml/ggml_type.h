@@ -23,6 +23,7 @@ struct GgmlTypeTraits {
   size_t block_elements;  // elements per block (1 for the float types)
   size_t block_bytes;
   bool holds_matrix;      // the kernels multiply matrices stored in it
+  uint32_t file_type;     // general.file_type (llama.cpp's llama_ftype) of a file mostly of it
   // n elements (a multiple of block_elements) to floats and back; quantise is ggml's reference.
   void (*dequantize)(const void* x, float* y, int64_t n);
   void (*quantize)(const float* x, void* y, int64_t n);

@@ -6,6 +6,8 @@
 //   2. per query row: the scale and the softmax over the row's own positions (causal);
 //   3. per (KV head, slice of head_dim): the weighted sum of the values in position order, the
 //      values read once for every query row of the head.
+// A batch of several sequences is one such call per run of a sequence's consecutive tokens (each
+// reads its own slot), handed to the pool together.
 // Each result is the reference's: a score is the same dot product, the softmax the same call, an
 // output element the same chain of fmas over the positions.
 #include "layers/attention.h"
@@ -54,14 +56,14 @@ const CacheRow& cache_row(GgmlType type) {
   throw Error("attention: no kernels for a KV cache of type " + std::string(ggml_type_name(type)));
 }
 
-// One call's work over tokens at positions pos0 .. pos0 + B - 1. Every row array is
+// One call's work over tokens at positions pos0 .. pos0 + B - 1 of slot seq. Every row array is
 // [KV head][row][...] with row r = b * group + g (query head kvh * group + g of token b).
 class Attend {
  public:
-  Attend(const Kernels& kern, const float* q, const KvCache& cache, int layer, int pos0, int B,
+  Attend(const Kernels& kern, const float* q, const KvCache& cache, int layer, int seq, int pos0, int B,
          const AttentionShape& shape, Scratch& s)
       : kern_(kern), cache_(cache), type_(cache_row(cache.type())), keys_(for_type(kern, cache.type())),
-        layer_(layer), pos0_(pos0), B_(B), hd_(shape.head_dim), n_kv_(shape.n_kv_heads),
+        layer_(layer), seq_(seq), pos0_(pos0), B_(B), hd_(shape.head_dim), n_kv_(shape.n_kv_heads),
         group_(shape.n_q_heads / shape.n_kv_heads), rows_(B * group_), n_pos_(pos0 + B),
         q_dim_(int64_t(shape.n_q_heads) * hd_), scale_(1.0f / std::sqrt(float(hd_))), s_(s) {
     s.q.resize(size_t(n_kv_) * rows_ * hd_);
@@ -93,7 +95,7 @@ class Attend {
   // ---- 1. the scores of every row of KV head kvh against positions of chunk c (0 .. n_pos - 1
   // in all; a row ignores those after its own) ----
   void scores(int kvh, int c) const {
-    keys_.matmul({hd_, cache_.key(layer_, kvh, 0), cache_.row_bytes(), int64_t(c) * kScoreChunk,
+    keys_.matmul({hd_, cache_.key(layer_, seq_, kvh, 0), cache_.row_bytes(), int64_t(c) * kScoreChunk,
                   std::min<int64_t>(n_pos_, int64_t(c + 1) * kScoreChunk),
                   x_ + size_t(kvh) * rows_ * x_row_bytes_, x_row_bytes_, rows_,
                   &s_.scores[size_t(kvh) * rows_ * n_pos_], n_pos_});
@@ -119,7 +121,7 @@ class Attend {
     float* o = &s_.out[size_t(kvh) * rows_ * hd_ + i0];
     for (int r = 0; r < rows_; ++r) std::memset(o + size_t(r) * hd_, 0, sizeof(float) * width);
     const size_t rb = cache_.row_bytes();
-    const uint8_t* v = cache_.value(layer_, kvh, 0) + ggml_row_bytes(cache_.type(), uint64_t(i0));
+    const uint8_t* v = cache_.value(layer_, seq_, kvh, 0) + ggml_row_bytes(cache_.type(), uint64_t(i0));
     // Positions 0 .. pos0 are every token's; position pos0 + j only those of tokens j and later.
     weighted_sum({width, v, rb, pos0_ + 1, p, n_pos_, rows_, o, hd_});
     for (int j = 1; j < B_; ++j)
@@ -135,7 +137,7 @@ class Attend {
   const KvCache& cache_;
   const CacheRow& type_;
   const TypeKernels& keys_;
-  const int layer_, pos0_, B_, hd_, n_kv_, group_, rows_, n_pos_;
+  const int layer_, seq_, pos0_, B_, hd_, n_kv_, group_, rows_, n_pos_;
   const int64_t q_dim_;
   const float scale_;
   Scratch& s_;
@@ -143,20 +145,11 @@ class Attend {
   size_t x_row_bytes_;
 };
 
-// With at least two KV heads per thread, one task per head does all three steps (one hand-off of
-// the pool per call). With fewer (several ranks), the scores go per (head, chunk) and the values
-// per (head, slice of head_dim), each slice task with its own copy of the head's softmax.
-void attend(const Attend& a, float* out, ThreadPool& pool) {
-  if (a.n_kv() >= 2 * pool.size()) {
-    pool.parallel_for(a.n_kv(), [&](int64_t h0, int64_t h1) {
-      for (int kvh = int(h0); kvh < int(h1); ++kvh) {
-        for (int c = 0; c < a.chunks(); ++c) a.scores(kvh, c);
-        a.softmax(kvh, a.scores_of(kvh));
-        a.values(kvh, 0, a.head_dim(), a.scores_of(kvh), out);
-      }
-    }, 1);
-    return;
-  }
+// With at least two KV heads per thread (counting every call's heads), one task per head does
+// all three steps (one hand-off of the pool for all calls). With fewer (several ranks, one
+// sequence), each call goes on its own: the scores per (head, chunk) and the values per (head,
+// slice of head_dim), each slice task with its own copy of the head's softmax.
+void attend_one(const Attend& a, float* out, ThreadPool& pool) {
   const int chunks = a.chunks(), slices = a.slices(pool.size()), width = a.head_dim() / slices;
   pool.parallel_for(int64_t(a.n_kv()) * chunks, [&](int64_t t0, int64_t t1) {
     for (int64_t task = t0; task < t1; ++task) a.scores(int(task / chunks), int(task % chunks));
@@ -172,22 +165,69 @@ void attend(const Attend& a, float* out, ThreadPool& pool) {
   }, 1);
 }
 
-}  // namespace
-
-void attention(const Kernels& kern, const float* q, const KvCache& cache, int layer, int pos0,
-               int B, const AttentionShape& shape, float* out, ThreadPool& pool) {
-  thread_local Scratch scratch;
-  const int64_t q_dim = int64_t(shape.n_q_heads) * shape.head_dim;
-  const int64_t per_token = int64_t(shape.n_q_heads) * (pos0 + B);
-  const int tokens = int(std::clamp<int64_t>(kMaxScores / per_token, 1, B));
-  for (int b0 = 0; b0 < B; b0 += tokens)
-    attend(Attend(kern, q + b0 * q_dim, cache, layer, pos0 + b0, std::min(tokens, B - b0), shape, scratch),
-           out + b0 * q_dim, pool);
+// calls[i] writes the rows from outs[i].
+void attend(const std::vector<Attend>& calls, const std::vector<float*>& outs, ThreadPool& pool) {
+  const int n_kv = calls.front().n_kv(), heads = n_kv * int(calls.size());
+  if (heads < 2 * pool.size()) {
+    for (size_t i = 0; i < calls.size(); ++i) attend_one(calls[i], outs[i], pool);
+    return;
+  }
+  pool.parallel_for(heads, [&](int64_t h0, int64_t h1) {
+    for (int64_t h = h0; h < h1; ++h) {
+      const Attend& a = calls[size_t(h / n_kv)];
+      const int kvh = int(h % n_kv);
+      for (int c = 0; c < a.chunks(); ++c) a.scores(kvh, c);
+      a.softmax(kvh, a.scores_of(kvh));
+      a.values(kvh, 0, a.head_dim(), a.scores_of(kvh), outs[size_t(h / n_kv)]);
+    }
+  }, 1);
 }
 
-void attention(const float* q, const KvCache& cache, int layer, int pos0, int B,
+}  // namespace
+
+void attention(const Kernels& kern, const float* q, const KvCache& cache, int layer,
+               const std::vector<BatchRun>& runs, const AttentionShape& shape, float* out, ThreadPool& pool) {
+  // The calls: each run, a long one in groups of tokens whose scores fit kMaxScores.
+  struct Piece {
+    BatchRun part;  // tokens first .. first + count - 1 at positions pos ..
+    int64_t scores;
+  };
+  std::vector<Piece> pieces;
+  for (const BatchRun& r : runs) {
+    const int64_t per_token = int64_t(shape.n_q_heads) * (r.pos + r.count);
+    const int tokens = int(std::clamp<int64_t>(kMaxScores / per_token, 1, r.count));
+    for (int b0 = 0; b0 < r.count; b0 += tokens) {
+      const int n = std::min(tokens, r.count - b0);
+      pieces.push_back({{r.first + b0, n, r.seq, r.pos + b0}, int64_t(shape.n_q_heads) * n * (r.pos + b0 + n)});
+    }
+  }
+  // The pool takes them in waves whose scores together fit kMaxScores (at least one call each),
+  // each call with a scratch of its own, kept between calls.
+  thread_local std::vector<Scratch> scratch;
+  const int64_t q_dim = int64_t(shape.n_q_heads) * shape.head_dim;
+  std::vector<Attend> calls;
+  std::vector<float*> outs;
+  for (size_t i = 0; i < pieces.size();) {
+    size_t end = i + 1;
+    int64_t held = pieces[i].scores;
+    while (end < pieces.size() && held + pieces[end].scores <= kMaxScores) held += pieces[end++].scores;
+    if (scratch.size() < end - i) scratch.resize(end - i);
+    calls.clear();
+    outs.clear();
+    calls.reserve(end - i);
+    for (size_t j = i; j < end; ++j) {
+      const BatchRun& p = pieces[j].part;
+      calls.emplace_back(kern, q + p.first * q_dim, cache, layer, p.seq, p.pos, p.count, shape, scratch[j - i]);
+      outs.push_back(out + p.first * q_dim);
+    }
+    attend(calls, outs, pool);
+    i = end;
+  }
+}
+
+void attention(const float* q, const KvCache& cache, int layer, const std::vector<BatchRun>& runs,
                const AttentionShape& shape, float* out, ThreadPool& pool) {
-  attention(kernels(), q, cache, layer, pos0, B, shape, out, pool);
+  attention(kernels(), q, cache, layer, runs, shape, out, pool);
 }
 
 }  // namespace r1pi

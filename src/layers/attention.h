@@ -1,5 +1,8 @@
 // Causal grouped-query attention over the KV cache.
 #pragma once
+#include <vector>
+
+#include "layers/batch.h"
 #include "layers/kv_cache.h"
 
 namespace r1pi {
@@ -13,14 +16,15 @@ struct AttentionShape {
   int head_dim;
 };
 
-// q: B rows of n_q_heads * head_dim (already rotated); the keys and values of positions
-// pos0 .. pos0 + B - 1 are already in the cache. Token b attends to positions 0 .. pos0 + b.
-// out: B rows like q. Every (token, head) gets the same bytes for any batch, thread count and
-// backend (kern: the process's backend unless a test names one): those of the plain loops of
-// attention_reference in tests/test_attention.cpp.
-void attention(const float* q, const KvCache& cache, int layer, int pos0, int B,
+// q: one row of n_q_heads * head_dim per batch token (already rotated); each run's keys and values
+// (positions pos .. pos + count - 1 of its slot) are already in the cache. A token at position p
+// of slot s attends to positions 0 .. p of slot s. out: rows like q. Every (token, head) gets the
+// same bytes for any batch, thread count, other runs and backend (kern: the process's backend
+// unless a test names one): those of the plain loops of attention_reference in
+// tests/test_attention.cpp.
+void attention(const float* q, const KvCache& cache, int layer, const std::vector<BatchRun>& runs,
                const AttentionShape& shape, float* out, ThreadPool& pool);
-void attention(const Kernels& kern, const float* q, const KvCache& cache, int layer, int pos0,
-               int B, const AttentionShape& shape, float* out, ThreadPool& pool);
+void attention(const Kernels& kern, const float* q, const KvCache& cache, int layer,
+               const std::vector<BatchRun>& runs, const AttentionShape& shape, float* out, ThreadPool& pool);
 
 }  // namespace r1pi

@@ -23,10 +23,10 @@ size_t checked_row_bytes(GgmlType type, int head_dim) {
 
 }  // namespace
 
-KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type)
-    : n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim), type_(type),
-      row_bytes_(checked_row_bytes(type, head_dim)) {
-  const size_t n = size_t(n_layers) * n_heads * n_ctx * row_bytes_;
+KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type, int n_seqs)
+    : n_layers_(n_layers), n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim), n_seqs_(n_seqs), type_(type),
+      row_bytes_(checked_row_bytes(type, head_dim)), tokens_(size_t(n_seqs)) {
+  const size_t n = size_t(n_layers) * n_seqs * n_heads * n_ctx * row_bytes_;
   keys_ = HugeBuffer(n);
   values_ = HugeBuffer(n);
   // Touched now, as a zeroed vector would be: the memory a context needs is taken at start, where
@@ -36,11 +36,11 @@ KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType ty
   std::memset(values_.data(), 0, n);
 }
 
-void KvCache::store(int layer, int pos, const float* keys, const float* values) {
+void KvCache::store(int layer, int seq, int pos, const float* keys, const float* values) {
   const size_t hd = size_t(head_dim_);
   for (int h = 0; h < n_heads_; ++h) {
-    uint8_t* k = keys_.data() + offset(layer, h, pos);
-    uint8_t* v = values_.data() + offset(layer, h, pos);
+    uint8_t* k = keys_.data() + offset(layer, seq, h, pos);
+    uint8_t* v = values_.data() + offset(layer, seq, h, pos);
     if (type_ == GgmlType::F32) {
       std::memcpy(k, keys + h * hd, sizeof(float) * hd);
       std::memcpy(v, values + h * hd, sizeof(float) * hd);
@@ -57,6 +57,22 @@ void KvCache::store(int layer, int pos, const float* keys, const float* values) 
       std::memcpy(v + 2 * i, &vh, 2);
     }
   }
+}
+
+void KvCache::truncate(int seq, int n) {
+  std::vector<int32_t>& held = tokens_[size_t(seq)];
+  if (size_t(n) < held.size()) held.resize(size_t(n));
+}
+
+void KvCache::copy(int src, int dst) {
+  if (src == dst) return;
+  const size_t n = tokens_[size_t(src)].size();
+  for (int l = 0; l < n_layers_; ++l)
+    for (int h = 0; h < n_heads_; ++h) {
+      std::memcpy(keys_.data() + offset(l, dst, h, 0), keys_.data() + offset(l, src, h, 0), n * row_bytes_);
+      std::memcpy(values_.data() + offset(l, dst, h, 0), values_.data() + offset(l, src, h, 0), n * row_bytes_);
+    }
+  tokens_[size_t(dst)] = tokens_[size_t(src)];
 }
 
 GgmlType kv_cache_type(const std::string& name) {

@@ -1,16 +1,18 @@
-// Keys and values of every position seen so far, for this rank's KV heads only, as F32 (the exact
-// path, the default), F16 or Q8_0 (--kv-type: a half or 34/128 of the bytes that attention reads
-// per position, rounded as ggml rounds them).
+// Keys and values of every position seen so far, for this rank's KV heads only, in one slot per
+// sequence, as F32 (the exact path, the default), F16 or Q8_0 (--kv-type: a half or 34/128 of the
+// bytes that attention reads per position, rounded as ggml rounds them). The cache also knows
+// which tokens each slot holds, so a prompt that begins with them need not be fed again.
 //
-// Each head's positions lie one after the other ([layer][head][position][head_dim]): attention
-// reads a head's keys (then values) for positions 0 .. pos as one sequential run, which the
-// hardware prefetchers follow, instead of head_dim floats every kv_dim floats. The memory is a
+// Each head's positions lie one after the other ([layer][slot][head][position][head_dim]):
+// attention reads a head's keys (then values) for positions 0 .. pos as one sequential run, which
+// the hardware prefetchers follow, instead of head_dim floats every kv_dim floats. The memory is a
 // HugeBuffer (transparent huge pages asked for, as for the weights): attention streams the whole
 // cache once per token, and with 4 KiB pages every 4 KiB of it costs a TLB miss.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/huge_buffer.h"
 #include "ggml/ggml_type.h"
@@ -20,32 +22,45 @@ namespace r1pi {
 class KvCache {
  public:
   // type: F32, F16 or Q8_0 (head_dim a multiple of 32); anything else is refused with Error.
-  KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type = GgmlType::F32);
-  int n_ctx() const { return n_ctx_; }
+  // n_seqs slots of n_ctx positions each.
+  KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type = GgmlType::F32, int n_seqs = 1);
+  int n_ctx() const { return n_ctx_; }  // positions per slot
+  int n_seqs() const { return n_seqs_; }
   int head_dim() const { return head_dim_; }
   GgmlType type() const { return type_; }
   // Bytes of one position's key (or value) of one head; position pos + 1's follows it.
   size_t row_bytes() const { return row_bytes_; }
-  // Head `head`'s key (value) row at position pos.
-  const uint8_t* key(int layer, int head, int pos) const { return keys_.data() + offset(layer, head, pos); }
-  const uint8_t* value(int layer, int head, int pos) const { return values_.data() + offset(layer, head, pos); }
+  // Slot seq's key (value) row of head `head` at position pos.
+  const uint8_t* key(int layer, int seq, int head, int pos) const { return keys_.data() + offset(layer, seq, head, pos); }
+  const uint8_t* value(int layer, int seq, int head, int pos) const { return values_.data() + offset(layer, seq, head, pos); }
   // Stores one position's keys and values, n_heads * head_dim floats each, heads one after
   // another, converted to the cache's type (F16: round to nearest even; Q8_0: ggml's quantiser).
-  void store(int layer, int pos, const float* keys, const float* values);
+  void store(int layer, int seq, int pos, const float* keys, const float* values);
+
+  // ---- what each slot holds: the tokens whose keys and values are at positions 0 .. n - 1 ----
+  const std::vector<int32_t>& tokens(int seq) const { return tokens_[size_t(seq)]; }
+  // Forgets positions n and later of slot seq (n = 0 frees the slot).
+  void truncate(int seq, int n);
+  // Records that position tokens(seq).size() now holds token.
+  void append(int seq, int32_t token) { tokens_[size_t(seq)].push_back(token); }
+  // Slot dst holds what slot src holds (its keys, values and tokens).
+  void copy(int src, int dst);
+
   uint64_t bytes() const { return keys_.size() + values_.size(); }
   // The bytes of such a cache, without making one.
-  static uint64_t bytes_for(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type) {
-    return 2 * uint64_t(n_layers) * n_heads * n_ctx * ggml_row_bytes(type, uint64_t(head_dim));
+  static uint64_t bytes_for(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type, int n_seqs = 1) {
+    return 2 * uint64_t(n_layers) * n_seqs * n_heads * n_ctx * ggml_row_bytes(type, uint64_t(head_dim));
   }
 
  private:
-  size_t offset(int layer, int head, int pos) const {
-    return ((size_t(layer) * n_heads_ + head) * n_ctx_ + pos) * row_bytes_;
+  size_t offset(int layer, int seq, int head, int pos) const {
+    return (((size_t(layer) * n_seqs_ + seq) * n_heads_ + head) * n_ctx_ + pos) * row_bytes_;
   }
-  int n_ctx_, n_heads_, head_dim_;
+  int n_layers_, n_ctx_, n_heads_, head_dim_, n_seqs_;
   GgmlType type_;
   size_t row_bytes_;
   HugeBuffer keys_, values_;
+  std::vector<std::vector<int32_t>> tokens_;
 };
 
 // --kv-type's names: "f32", "f16", "q8_0" (Error for another).

@@ -15,12 +15,11 @@ void LinearInput::set(const float* x, int B, int64_t cols) {
   q8_ready_ = false;
 }
 
-void LinearInput::ensure_q8_0(ThreadPool& pool) {
+void LinearInput::ensure_q8_0(ThreadPool& pool, const Kernels& backend) {
   if (q8_ready_) return;
   if (cols_ % QK8_0 != 0) throw Error("activation length " + std::to_string(cols_) +
                                       " is not a multiple of 32 (Q8_0 blocks)");
   q8_.resize(size_t(B_) * size_t(cols_ / QK8_0));
-  const Kernels& backend = kernels();
   pool.parallel_for(B_, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b)
       backend.quantize_row_q8_0(x_ + b * cols_, q8_.data() + b * (cols_ / QK8_0), cols_);
@@ -28,12 +27,11 @@ void LinearInput::ensure_q8_0(ThreadPool& pool) {
   q8_ready_ = true;
 }
 
-void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool) {
-  matmul_each({{w, out}}, x, pool);
+void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool, const Kernels& kern) {
+  matmul_each({{w, out}}, x, pool, kern);
 }
 
-void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool) {
-  const Kernels& backend = kernels();
+void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool, const Kernels& backend) {
   struct Job {
     MatmulArgs args;
     void (*kernel)(const MatmulArgs&);
@@ -49,7 +47,7 @@ void matmul_each(std::initializer_list<Product> products, LinearInput& x, Thread
       throw Error("matmul: weight rows of " + std::to_string(w.cols) + " against input of " +
                   std::to_string(x.cols()));
     const bool q8 = activation_type(w.type) == GgmlType::Q8_0;
-    if (q8) x.ensure_q8_0(pool);
+    if (q8) x.ensure_q8_0(pool, backend);
     const MatmulArgs args{
         w.cols, w.data, w.row_bytes, 0, 0,
         q8 ? reinterpret_cast<const uint8_t*>(x.q8_0_row(0))

@@ -9,8 +9,9 @@
 #include <initializer_list>
 #include <vector>
 
-#include "model/llama_weights.h"
 #include "ggml/quant_blocks.h"
+#include "model/model_weights.h"
+#include "neon/kernels.h"
 
 namespace r1pi {
 
@@ -24,8 +25,8 @@ class LinearInput {
   int64_t cols() const { return cols_; }
   const float* f32_row(int b) const { return x_ + int64_t(b) * cols_; }
   const block_q8_0* q8_0_row(int b) const { return q8_.data() + int64_t(b) * (cols_ / QK8_0); }
-  // Quantises to Q8_0 on first use after set().
-  void ensure_q8_0(ThreadPool& pool);
+  // Quantises to Q8_0 (with kern's quantiser) on first use after set().
+  void ensure_q8_0(ThreadPool& pool, const Kernels& kern);
 
  private:
   const float* x_ = nullptr;
@@ -35,8 +36,9 @@ class LinearInput {
   std::vector<block_q8_0> q8_;
 };
 
-// out[b * w.rows + r] = W[r] . x[b] for b < x.batch(), r < w.rows.
-void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool);
+// out[b * w.rows + r] = W[r] . x[b] for b < x.batch(), r < w.rows, with kern's kernels (the
+// process's backend unless a test names another).
+void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool, const Kernels& kern = kernels());
 
 // Several products of one input (wq/wk/wv, w1/w3), each as matmul computes it, in one pass of the
 // thread pool over all their rows: one hand-off instead of several, and a small matrix (wk, wv)
@@ -45,7 +47,8 @@ struct Product {
   const Matrix& w;
   float* out;
 };
-void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool);
+void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool,
+                 const Kernels& kern = kernels());
 
 // The shortest chunk of rows the thread pool hands out for `rows` rows in all (bench_kernels
 // measures with it).

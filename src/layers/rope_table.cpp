@@ -4,7 +4,7 @@
 
 namespace r1pi {
 
-RopeTable::RopeTable(const LlamaConfig& config, int n_ctx) : pairs_(config.head_dim / 2) {
+RopeTable::RopeTable(const ModelConfig& config, int n_ctx) : pairs_(config.head_dim / 2) {
   cos_.assign(size_t(n_ctx) * pairs_, 1.0f);
   sin_.assign(size_t(n_ctx) * pairs_, 0.0f);
   const size_t rotated = config.rope_dim / 2;

@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/llama_config.h"
+#include "model/model_config.h"
 
 namespace r1pi {
 
 class RopeTable {
  public:
-  RopeTable(const LlamaConfig& config, int n_ctx);
+  RopeTable(const ModelConfig& config, int n_ctx);
   const float* cos_at(int pos) const { return cos_.data() + size_t(pos) * pairs_; }
   const float* sin_at(int pos) const { return sin_.data() + size_t(pos) * pairs_; }
 

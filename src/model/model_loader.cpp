@@ -12,7 +12,7 @@ namespace r1pi {
 LoadedModel describe_model(const GgufFile& file, int rank, int n_ranks) {
   LoadedModel model;
   model.file_bytes = file.file_size();
-  model.config = LlamaConfig::from_gguf(file);
+  model.config = ModelConfig::from_gguf(file);
   model.shard = Shard::for_rank(model.config, rank, n_ranks);
   Vocab vocab = Vocab::from_gguf(file);  // its errors name the file
   try {
@@ -31,7 +31,7 @@ LoadedModel describe_model(const GgufFile& file, int rank, int n_ranks) {
 void load_weights(LoadedModel& model, const GgufFile& file, SliceSource& source, bool progress) {
   const bool show = progress && isatty(STDERR_FILENO);
   int last_percent = -1;
-  model.weights = LlamaWeights::load(file, model.config, model.shard, source,
+  model.weights = ModelWeights::load(file, model.config, model.shard, source,
                                      [&](uint64_t done, uint64_t total) {
     if (!show || total == 0) return;
     const int percent = int(100 * done / total);

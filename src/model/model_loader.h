@@ -5,9 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "model/llama_config.h"
+#include "model/model_config.h"
 #include "model/model_fingerprint.h"
-#include "model/llama_weights.h"
+#include "model/model_weights.h"
 #include "model/shard.h"
 #include "tokenizer/tokenizer.h"
 
@@ -17,10 +17,10 @@ class GgufFile;
 class SliceSource;
 
 struct LoadedModel {
-  LlamaConfig config;
+  ModelConfig config;
   Shard shard;
   std::unique_ptr<Tokenizer> tokenizer;
-  LlamaWeights weights;
+  ModelWeights weights;
   uint64_t file_bytes = 0;
   // The file's fingerprint when loading computed it (several ranks check they opened one model).
   std::optional<Fingerprint> fingerprint;

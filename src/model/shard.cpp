@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "model/llama_config.h"
+#include "model/model_config.h"
 
 namespace r1pi {
 
@@ -14,7 +14,7 @@ Range split_evenly(uint32_t count, int parts, int index) {
   return {begin, begin + base + (i < extra ? 1 : 0)};
 }
 
-Shard Shard::for_rank(const LlamaConfig& config, int rank, int n_ranks) {
+Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks) {
   const uint32_t ffn_block = config.ffn_block;
   if (n_ranks < 1 || rank < 0 || rank >= n_ranks)
     throw Error("rank " + std::to_string(rank) + " of " + std::to_string(n_ranks) + " is not valid");

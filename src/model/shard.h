@@ -5,7 +5,7 @@
 
 namespace r1pi {
 
-struct LlamaConfig;
+struct ModelConfig;
 
 struct Range {
   uint32_t begin = 0, end = 0;
@@ -21,7 +21,7 @@ struct Shard {
   // config.ffn_block hidden units (so that every column-split FFN tensor splits on whole blocks)
   // and one vocabulary row. Any rank count from 1 to n_kv_heads works, powers of two or not; more
   // ranks than KV heads, or fewer FFN blocks than ranks, is an r1pi::Error.
-  static Shard for_rank(const LlamaConfig& config, int rank, int n_ranks);
+  static Shard for_rank(const ModelConfig& config, int rank, int n_ranks);
 };
 
 // [begin, end) of part `index` when `count` units are split into `parts` contiguous parts whose

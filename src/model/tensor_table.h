@@ -1,8 +1,8 @@
-// An architecture's tensors, described once. For each tensor: its GGUF name, its shape in
-// configuration terms, how the ranks split it and the weights member it fills. Validation
-// (LlamaConfig::from_gguf), the slice plan (and so loading and --weights-from-root) and the model
-// maker all read this table; adding an architecture is a new table plus the lines of math that
-// differ.
+// An architecture's tensors, described once (its rows: model/arch/). For each tensor: its GGUF
+// name, its shape in configuration terms, how the ranks split it and the weights member it fills.
+// Validation (ModelConfig::from_gguf), the slice plan (and so loading and --weights-from-root) and
+// the model maker all read this table; adding an architecture is a new table plus the lines of
+// math that differ.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,11 +10,11 @@
 #include <variant>
 #include <vector>
 
-#include "model/llama_weights.h"
+#include "model/model_weights.h"
 
 namespace r1pi {
 
-struct LlamaConfig;
+struct ModelConfig;
 struct Shard;
 
 // A tensor dimension, in configuration terms.
@@ -49,8 +49,8 @@ constexpr Split cols_by(Unit u) { return {Axis::Cols, u}; }
 
 // Where a tensor's data goes: a member of the model's or of every layer's weights, or nowhere
 // (std::monostate: the configuration reads it, as rope_freqs).
-using WeightMember = std::variant<std::monostate, Matrix LlamaWeights::*,
-                                  std::vector<float> LlamaWeights::*, Matrix LayerWeights::*,
+using WeightMember = std::variant<std::monostate, Matrix ModelWeights::*,
+                                  std::vector<float> ModelWeights::*, Matrix LayerWeights::*,
                                   std::vector<float> LayerWeights::*>;
 
 enum class Presence : uint8_t {
@@ -73,17 +73,11 @@ struct TensorSpec {
   bool is_matrix() const { return ne1 != Dim::One; }
   std::string gguf_name(uint32_t layer) const;
   // {ne0} for a vector, {ne0, ne1} for a matrix, in elements.
-  std::vector<uint64_t> shape(const LlamaConfig& config) const;
+  std::vector<uint64_t> shape(const ModelConfig& config) const;
 };
 
-struct Architecture {
-  std::string_view name;                 // general.architecture
-  std::vector<TensorSpec> tensors;       // in the order the model maker writes them
-};
-
-const Architecture& llama_architecture();
-// The row of arch that fills member; throws r1pi::Error when none does.
-const TensorSpec& spec_filling(const Architecture& arch, const WeightMember& member);
+// The row of config's architecture that fills member; throws r1pi::Error when none does.
+const TensorSpec& spec_filling(const ModelConfig& config, const WeightMember& member);
 
 // One tensor of a model: a row of the table and, for per-layer rows, the layer.
 struct TensorInstance {
@@ -93,15 +87,15 @@ struct TensorInstance {
 };
 // Every tensor of config's architecture in file order, as llama.cpp's converters write them:
 // the table's rows in order, each run of per-layer rows repeated layer by layer.
-std::vector<TensorInstance> model_tensors(const LlamaConfig& config);
+std::vector<TensorInstance> model_tensors(const ModelConfig& config);
 
 // Elements of a dimension for this configuration.
-uint64_t dim_size(const LlamaConfig& config, Dim dim);
+uint64_t dim_size(const ModelConfig& config, Dim dim);
 
 // [begin, end) in elements along the split axis that shard holds of a tensor split by unit.
 struct ElementRange {
   int64_t begin = 0, end = 0;
 };
-ElementRange unit_elements(const LlamaConfig& config, const Shard& shard, Unit unit);
+ElementRange unit_elements(const ModelConfig& config, const Shard& shard, Unit unit);
 
 }  // namespace r1pi

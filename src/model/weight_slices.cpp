@@ -11,7 +11,7 @@ size_t TensorSlice::row_bytes() const {
   return ggml_row_bytes(tensor->type, uint64_t(col_end - col_begin));
 }
 
-std::vector<TensorSlice> plan_slices(const GgufFile& file, const LlamaConfig& config,
+std::vector<TensorSlice> plan_slices(const GgufFile& file, const ModelConfig& config,
                                      const Shard& shard) {
   std::vector<TensorSlice> slices;
   for (const TensorInstance& t : model_tensors(config)) {

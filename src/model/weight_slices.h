@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "model/llama_config.h"
+#include "model/model_config.h"
 #include "model/shard.h"
 
 namespace r1pi {
@@ -30,7 +30,7 @@ struct TensorSlice {
 // table's, global tensors once and per-layer ones for each layer in turn (the order the root
 // sends them with --weights-from-root). Throws r1pi::Error naming the file when a tensor is
 // missing or a column split falls inside a block.
-std::vector<TensorSlice> plan_slices(const GgufFile& file, const LlamaConfig& config,
+std::vector<TensorSlice> plan_slices(const GgufFile& file, const ModelConfig& config,
                                      const Shard& shard);
 
 // Copies a slice's bytes (rows packed, row_bytes() apart) into dst.

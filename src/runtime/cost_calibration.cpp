@@ -13,7 +13,8 @@ namespace {
 
 double seconds_of(TokenSource& source, const Sampler& sampler, const std::vector<int32_t>& tokens) {
   const auto start = std::chrono::steady_clock::now();
-  source.forward_each(tokens.data(), int(tokens.size()), 0, sampler);
+  source.forward(Batch::run(tokens.data(), int(tokens.size()), 0, LogitsFor::All),
+                 std::vector<const Sampler*>(tokens.size(), &sampler));
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

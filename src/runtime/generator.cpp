@@ -45,17 +45,20 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   auto start = std::chrono::steady_clock::now();
   const int n_prompt = int(prompt.size());
   const int batch = std::max(1, options.batch_size);
-  if (options.n_cached < 0 || options.n_cached >= n_prompt)
-    throw Error("prompt cache: " + std::to_string(options.n_cached) + " cached tokens of a " +
-                std::to_string(n_prompt) + "-token prompt (at least its last token must be fed)");
+  const int seq = options.seq;
+  if (options.reuse_cache) {
+    const std::vector<int32_t>& held = model.cached(seq);
+    const size_t common = size_t(std::mismatch(held.begin(), held.end(), prompt.begin(), prompt.end()).first - held.begin());
+    result.cached_tokens = int(std::min(common, prompt.size() - 1));
+  }
   int32_t token = -1;
-  for (int pos = options.n_cached; pos < n_prompt; pos += batch) {
+  for (int pos = result.cached_tokens; pos < n_prompt; pos += batch) {
     const int B = std::min(batch, n_prompt - pos);
-    token = model.forward(prompt.data() + pos, B, pos, pos + B == n_prompt ? &sampler : nullptr);
+    token = feed(model, prompt.data() + pos, B, pos, pos + B == n_prompt ? &sampler : nullptr, seq);
   }
   if (speculator)
     for (int32_t t : prompt) speculator->push(t);
-  result.prefill_tokens = n_prompt - options.n_cached;
+  result.prefill_tokens = n_prompt - result.cached_tokens;
   result.prefill_seconds = seconds_since(start);
 
   // Takes a chosen token; true when generation ends with it.
@@ -95,14 +98,15 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     ++result.spec.steps;
     if (draft.empty()) {
       result.spec.cost += 1;
-      token = model.forward(&token, 1, pos++, &sampler);
+      token = feed(model, &token, 1, pos++, &sampler, seq);
       ++result.decode_tokens;
       done = keep(token);
       continue;
     }
     std::vector<int32_t> fed{token};
     fed.insert(fed.end(), draft.begin(), draft.end());
-    const std::vector<int32_t> picks = model.forward_each(fed.data(), int(fed.size()), pos, sampler);
+    const std::vector<int32_t> picks = model.forward(Batch::run(fed.data(), int(fed.size()), pos, LogitsFor::All, seq),
+                                                     std::vector<const Sampler*>(fed.size(), &sampler));
     size_t accepted = 0;
     while (accepted < draft.size() && draft[accepted] == picks[accepted]) ++accepted;
     speculator->record(int(draft.size()), int(accepted));

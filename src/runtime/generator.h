@@ -20,11 +20,11 @@ struct GenerationOptions {
   int batch_size = 64;   // prompt tokens per prefill forward
   SamplerParams sampler;
   bool ignore_eos = false;  // go on past end-of-generation tokens (benchmarks: a fixed length)
-  // Prompt tokens whose keys and values are already in the model's cache, at positions 0 ..
-  // n_cached - 1 (a prompt cache: a chat turn or a request that extends the previous one). The
-  // prefill starts at position n_cached; at least the last prompt token is always fed, since its
-  // logits choose the first token. 0: the whole prompt is fed.
-  int n_cached = 0;
+  int seq = 0;           // the sequence (KV cache slot) generated in
+  // A prompt cache: the prompt's longest prefix that the slot already holds (a chat turn or a
+  // request that extends the previous one) is not fed again; at least the last prompt token is
+  // always fed, since its logits choose the first token. Off: the whole prompt is fed (benches).
+  bool reuse_cache = false;
   // Asked before every decode forward: true ends the generation (stop_reason "cancelled"), so a
   // closed connection, a stop string or Ctrl-C costs at most the token already being computed.
   std::function<bool()> cancelled{};
@@ -35,7 +35,8 @@ struct GenerationOptions {
 
 struct GenerationResult {
   std::vector<int32_t> generated;   // sampled ids, the end-of-generation id included
-  int prefill_tokens = 0;
+  int cached_tokens = 0;            // prompt tokens the slot already held (reuse_cache)
+  int prefill_tokens = 0;           // prompt tokens fed
   double prefill_seconds = 0;
   int decode_tokens = 0;            // tokens chosen after the prefill's (one forward each without
                                     // speculation)

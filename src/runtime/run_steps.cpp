@@ -15,7 +15,7 @@
 
 namespace r1pi {
 
-int context_size(const RunOptions& o, const LlamaConfig& c) {
+int context_size(const RunOptions& o, const ModelConfig& c) {
   return o.ctx_size > 0 ? o.ctx_size : int(std::min<uint32_t>(c.n_ctx_train, 4096));
 }
 
@@ -28,7 +28,7 @@ std::vector<int32_t> prepare_prompt(const RunOptions& o, const Tokenizer& tokeni
 
 void print_banner(const LoadedModel& m, const RunOptions& o, int n_ctx, int threads, int n_ranks,
                   double load_seconds, uint64_t kv_bytes) {
-  const LlamaConfig& c = m.config;
+  const ModelConfig& c = m.config;
   if (uint32_t(n_ctx) > c.n_ctx_train)
     std::fprintf(stderr, "warning: context %d is longer than the model was trained for (%u)\n",
                  n_ctx, c.n_ctx_train);
@@ -130,7 +130,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
 
   ThreadPool pool(o.threads);
   NoSync sync;
-  LlamaForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync,
+  ModelForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync,
                        kv_cache_type(o.kv_type));
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds, forward.kv_cache_bytes());

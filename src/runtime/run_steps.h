@@ -13,7 +13,7 @@
 
 namespace r1pi {
 
-int context_size(const RunOptions& options, const LlamaConfig& config);
+int context_size(const RunOptions& options, const ModelConfig& config);
 // Tokenises the prompt and checks it (and -n) fits the context; throws r1pi::Error.
 std::vector<int32_t> prepare_prompt(const RunOptions& options, const Tokenizer& tokenizer, int n_ctx);
 void print_banner(const LoadedModel& model, const RunOptions& options, int n_ctx, int threads,

@@ -12,28 +12,18 @@ TimedTokenSource::TimedTokenSource(TokenSource& inner, std::function<void(const 
                                    std::function<StepCost()> last_cost)
     : inner_(inner), on_step_(std::move(on_step)), last_cost_(std::move(last_cost)) {}
 
-Step TimedTokenSource::measured(int pos, int B, std::chrono::steady_clock::time_point start) const {
-  Step step{pos, B, {}};
+std::vector<int32_t> TimedTokenSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int32_t> picks = inner_.forward(batch, samplers);
+  const int B = batch.size();
+  Step step{batch.positions[0], B, {}};
   if (last_cost_)
     step.cost = last_cost_();
   else
     step.cost.pred_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return step;
-}
-
-int32_t TimedTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler* sampler) {
-  const auto start = std::chrono::steady_clock::now();
-  const int32_t token = inner_.forward(tokens, B, pos, sampler);
-  on_step_(measured(pos, B, start));
-  return token;
-}
-
-std::vector<int32_t> TimedTokenSource::forward_each(const int32_t* tokens, int B, int pos,
-                                                    const Sampler& sampler) {
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<int32_t> picks = inner_.forward_each(tokens, B, pos, sampler);
-  Step step = measured(pos, B, start);
-  while (step.accepted + 1 < B && tokens[step.accepted + 1] == picks[size_t(step.accepted)]) ++step.accepted;
+  if (B > 1 && picks.size() == size_t(B) && runs_of(batch).size() == 1)
+    while (step.accepted + 1 < B && batch.tokens[size_t(step.accepted + 1)] == picks[size_t(step.accepted)])
+      ++step.accepted;
   on_step_(step);
   return picks;
 }

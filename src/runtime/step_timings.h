@@ -20,7 +20,7 @@ struct StepCost {
 };
 
 struct Step {
-  int pos = 0;      // position of the forward's first token
+  int pos = 0;      // position of the forward's first token (in its sequence)
   int tokens = 0;   // tokens fed in this forward
   StepCost cost;
   int accepted = 0;  // a speculative verification's drafts (tokens[1..]) that the model accepted
@@ -34,15 +34,16 @@ class TimedTokenSource final : public TokenSource {
   TimedTokenSource(TokenSource& inner, std::function<void(const Step&)> on_step,
                    std::function<StepCost()> last_cost = {});
   int n_ctx() const override { return inner_.n_ctx(); }
-  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override;
-  // A verification: its step also counts the accepted drafts, by the generation loop's own rule
-  // (the longest run of drafts equal to the picks before them).
-  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos,
-                                    const Sampler& sampler) override;
+  int n_seqs() const override { return inner_.n_seqs(); }
+  // A verification (one sequence, a pick after every token): its step also counts the accepted
+  // drafts, by the generation loop's own rule (the longest run of drafts equal to the picks
+  // before them).
+  std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
+  const std::vector<int32_t>& cached(int seq) const override { return inner_.cached(seq); }
+  void truncate(int seq, int n) override { inner_.truncate(seq, n); }
+  void copy(int src, int dst) override { inner_.copy(src, dst); }
 
  private:
-  Step measured(int pos, int B, std::chrono::steady_clock::time_point start) const;
-
   TokenSource& inner_;
   std::function<void(const Step&)> on_step_;
   std::function<StepCost()> last_cost_;

@@ -1,11 +1,13 @@
-// What the generation loop drives: forward passes and the choice of the next token. One rank does
-// both itself; in a multi-rank job rank 0 also tells the other ranks what to run and combines their
-// parts of the vocabulary.
+// What the generation loop drives: forward passes over batches and the choice of the token after
+// each entry that asks for one, by the caller's sampler. One rank does both itself; in a
+// multi-rank job rank 0 also tells the other ranks what to run and combines their parts of the
+// vocabulary.
 #pragma once
 #include <cstdint>
 #include <vector>
 
-#include "layers/llama_forward.h"
+#include "layers/batch.h"
+#include "layers/model_forward.h"
 #include "sampling/sampler.h"
 
 namespace r1pi {
@@ -13,39 +15,39 @@ namespace r1pi {
 class TokenSource {
  public:
   virtual ~TokenSource() = default;
-  virtual int n_ctx() const = 0;
-  // Feeds B tokens at positions pos .. pos + B - 1. With a sampler, returns the next token (the one
-  // at position pos + B) chosen from the last token's logits; without one, computes no logits and
-  // returns -1.
-  virtual int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) = 0;
-  // Feeds B tokens as forward() does and returns the pick after each of them: picks[b] is the
-  // token the model chooses for position pos + b + 1 having seen tokens[0..b]. Speculative
-  // decoding verifies a draft with it.
-  virtual std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos,
-                                            const Sampler& sampler) = 0;
+  virtual int n_ctx() const = 0;   // positions per sequence
+  virtual int n_seqs() const = 0;  // sequences (KV cache slots)
+  // Feeds the batch and returns the token picked after each entry whose logits it wants, in batch
+  // order: picks[i] by samplers[i], the token at that entry's position + 1 of its sequence (a
+  // sampled pick is a function of the logits, the seed and that position). samplers has one entry
+  // per such token; a batch that wants no logits returns nothing.
+  virtual std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) = 0;
+  // What slot seq holds: the tokens at positions 0 .. n - 1 (a prompt that begins with them need
+  // not feed them again).
+  virtual const std::vector<int32_t>& cached(int seq) const = 0;
+  // Slot seq forgets positions n and later (n = 0 frees it for another sequence).
+  virtual void truncate(int seq, int n) = 0;
+  // Slot dst holds what slot src holds (a prompt cache shared across slots).
+  virtual void copy(int src, int dst) = 0;
 };
+
+// n tokens of sequence seq at positions pos ..: without a sampler no logits and -1, with one the
+// token after the last.
+int32_t feed(TokenSource& source, const int32_t* tokens, int n, int pos, const Sampler* sampler, int seq = 0);
 
 // The whole model on this rank.
 class LocalTokenSource final : public TokenSource {
  public:
-  explicit LocalTokenSource(LlamaForward& model) : model_(model) {}
+  explicit LocalTokenSource(ModelForward& model) : model_(model) {}
   int n_ctx() const override { return model_.n_ctx(); }
-  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override {
-    const std::vector<float>& logits =
-        model_.forward(tokens, B, pos, sampler ? LogitsFor::Last : LogitsFor::None);
-    return sampler ? sampler->sample(logits.data(), int64_t(logits.size()), pos + B) : -1;
-  }
-  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos,
-                                    const Sampler& sampler) override {
-    const std::vector<float>& logits = model_.forward(tokens, B, pos, LogitsFor::All);
-    const int64_t V = int64_t(logits.size()) / B;
-    std::vector<int32_t> picks(static_cast<size_t>(B));
-    for (int b = 0; b < B; ++b) picks[size_t(b)] = sampler.sample(logits.data() + b * V, V, pos + b + 1);
-    return picks;
-  }
+  int n_seqs() const override { return model_.n_seqs(); }
+  std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
+  const std::vector<int32_t>& cached(int seq) const override { return model_.cache().tokens(seq); }
+  void truncate(int seq, int n) override { model_.cache().truncate(seq, n); }
+  void copy(int src, int dst) override { model_.cache().copy(src, dst); }
 
  private:
-  LlamaForward& model_;
+  ModelForward& model_;
 };
 
 }  // namespace r1pi

@@ -34,11 +34,11 @@ CompletionSettings settings_for(const Job& job, const ApiContext& c) {
   return s;
 }
 
-void generate_job(CachedGenerator& generator, Job& job, const ApiContext& c, const std::function<bool()>& stop) {
+void generate_job(TokenSource& source, Job& job, const ApiContext& c, const std::function<bool()>& stop) {
   CompletionSettings s = settings_for(job, c);
   s.cancelled = [&] { return job.abandoned() || stop(); };
   try {
-    Completion done = complete(generator, job.prompt, s, [&](const TextParts& parts) { job.add(parts); });
+    Completion done = complete(source, c.tokenizer, job.prompt, s, [&](const TextParts& parts) { job.add(parts); });
     c.metrics.completed(done);
     job.finish(std::move(done));
   } catch (const Error& e) {
@@ -67,7 +67,6 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
                options.model_name.c_str());
   if (on_listening) on_listening(port);
 
-  CachedGenerator generator(source, tokenizer);
   uint64_t served = 0;
   while (!stop()) {
     std::shared_ptr<Job> job = queue.pop(std::chrono::milliseconds(100));
@@ -75,7 +74,7 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
     job->served = ++served;
     // A client that left while it waited: nothing to generate, but its HTTP thread still waits.
     if (job->abandoned()) job->fail("the client went away before its turn");
-    else generate_job(generator, *job, context, stop);
+    else generate_job(source, *job, context, stop);
     queue.done_with_one();
   }
   for (const std::shared_ptr<Job>& waiting : queue.close()) waiting->fail("the server is shutting down");

@@ -2,37 +2,28 @@
 
 #include "gguf/gguf_writer.h"
 #include "tokenizer/vocab.h"
-#include "tools/model_shape.h"
+#include "model/architecture.h"
+#include "model/model_config.h"
 
 namespace r1pi {
 
-uint32_t llama_file_type(GgmlType matrix_type) {
-  // llama.cpp's LLAMA_FTYPE_ALL_F32, MOSTLY_F16, MOSTLY_Q4_0, MOSTLY_Q8_0, MOSTLY_Q6_K.
-  switch (matrix_type) {
-    case GgmlType::F32: return 0;
-    case GgmlType::F16: return 1;
-    case GgmlType::Q4_0: return 2;
-    case GgmlType::Q8_0: return 7;
-    case GgmlType::Q6_K: return 18;
-  }
-  return 0;
-}
-
-void add_llama_metadata(GgufWriter& w, const ModelShape& s, GgmlType matrix_type) {
-  w.add("general.architecture", GgufValue::string("llama"));
-  w.add("general.name", GgufValue::string(s.name));
-  w.add("general.file_type", GgufValue::u32(llama_file_type(matrix_type)));
+void add_model_metadata(GgufWriter& w, const ModelConfig& c, GgmlType matrix_type) {
+  const Architecture& arch = *c.arch;
+  w.add("general.architecture", GgufValue::string(std::string(arch.name)));
+  w.add("general.name", GgufValue::string(c.name));
+  w.add("general.file_type", GgufValue::u32(ggml_traits(matrix_type).file_type));
   w.add("general.quantization_version", GgufValue::u32(2));  // ggml's GGML_QNT_VERSION
-  w.add("llama.vocab_size", GgufValue::u32(s.n_vocab));
-  w.add("llama.context_length", GgufValue::u32(s.n_ctx));
-  w.add("llama.embedding_length", GgufValue::u32(s.dim));
-  w.add("llama.block_count", GgufValue::u32(s.n_layers));
-  w.add("llama.feed_forward_length", GgufValue::u32(s.ffn_dim));
-  w.add("llama.rope.dimension_count", GgufValue::u32(s.rotated_dim()));
-  w.add("llama.attention.head_count", GgufValue::u32(s.n_heads));
-  w.add("llama.attention.head_count_kv", GgufValue::u32(s.n_kv_heads));
-  w.add("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(s.rms_eps));
-  w.add("llama.rope.freq_base", GgufValue::f32(s.rope_base));
+  w.add(arch.key("vocab_size"), GgufValue::u32(c.n_vocab));
+  for (const HyperParam& p : arch.params) {
+    if (auto* u = std::get_if<uint32_t ModelConfig::*>(&p.field)) {
+      if (p.written_when_default || !p.fallback || c.*(*u) != uint32_t(p.fallback(c)))
+        w.add(arch.key(p.key), GgufValue::u32(c.*(*u)));
+    } else {
+      const float v = c.*std::get<float ModelConfig::*>(p.field);
+      if (p.written_when_default || !p.fallback || v != float(p.fallback(c)))
+        w.add(arch.key(p.key), GgufValue::f32(v));
+    }
+  }
 }
 
 void add_vocab_metadata(GgufWriter& w, const Vocab& v) {

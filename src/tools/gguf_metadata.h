@@ -1,5 +1,5 @@
-// The metadata llama.cpp's converters write for a Llama model, under exactly its key names, so
-// r1pi's files load in llama.cpp and llama.cpp's load in r1pi.
+// The metadata llama.cpp's converters write, under exactly its key names, so r1pi's files load in
+// llama.cpp and llama.cpp's load in r1pi.
 #pragma once
 #include <cstdint>
 
@@ -8,14 +8,13 @@
 namespace r1pi {
 
 class GgufWriter;
-struct ModelShape;
+struct ModelConfig;
 struct Vocab;
 
-// general.file_type (llama_ftype) of a file whose large matrices are matrix_type.
-uint32_t llama_file_type(GgmlType matrix_type);
-
-// general.* and llama.* keys (no llama.rope.scaling.*: llama3 scaling travels as rope_freqs.weight).
-void add_llama_metadata(GgufWriter& writer, const ModelShape& shape, GgmlType matrix_type);
+// general.* and the architecture's hyper-parameter keys, from the same rows the loader reads
+// (model/arch/); <arch>.vocab_size too. No <arch>.rope.scaling.*: llama3 scaling travels as
+// rope_freqs.weight. general.file_type is matrix_type's (the type traits' file_type).
+void add_model_metadata(GgufWriter& writer, const ModelConfig& config, GgmlType matrix_type);
 
 // tokenizer.ggml.* and tokenizer.chat_template.
 void add_vocab_metadata(GgufWriter& writer, const Vocab& vocab);

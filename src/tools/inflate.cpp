@@ -27,12 +27,12 @@
 #include "ggml/quantize.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
-#include "model/llama_config.h"
+#include "model/model_config.h"
 #include "model/tensor_table.h"
 #include "tokenizer/vocab.h"
 #include "tools/gguf_metadata.h"
 #include "tools/model_maker.h"
-#include "tools/model_shape.h"
+#include "tools/model_presets.h"
 #include "tools/progress.h"
 #include "tools/vocab_padding.h"
 
@@ -98,13 +98,13 @@ void write_rows(GgufWriter& w, GgmlType type, uint64_t cols, uint64_t rows, cons
   }
 }
 
-void check_fits(const LlamaConfig& s, const ModelShape& b, const std::string& path) {
+void check_fits(const ModelConfig& s, const ModelConfig& b, const std::string& path) {
   auto need = [&](bool ok, const std::string& what) {
     if (!ok) throw Error(path + " does not fit the shape: " + what);
   };
   need(b.dim >= s.dim, "dim " + std::to_string(s.dim) + " > " + std::to_string(b.dim));
   need(b.n_layers >= s.n_layers, "more layers than " + std::to_string(b.n_layers));
-  need(b.head_dim() >= s.head_dim, "head_dim " + std::to_string(s.head_dim) + " > " + std::to_string(b.head_dim()));
+  need(b.head_dim >= s.head_dim, "head_dim " + std::to_string(s.head_dim) + " > " + std::to_string(b.head_dim));
   need(b.n_kv_heads >= s.n_kv_heads, "more KV heads than " + std::to_string(b.n_kv_heads));
   need(b.n_heads / b.n_kv_heads >= s.n_heads / s.n_kv_heads, "more query heads per KV head");
   need(b.ffn_dim >= s.ffn_dim, "FFN " + std::to_string(s.ffn_dim) + " > " + std::to_string(b.ffn_dim));
@@ -115,31 +115,31 @@ void check_fits(const LlamaConfig& s, const ModelShape& b, const std::string& pa
 
 void inflate_model(const std::string& small_path, const MakeOptions& o, const std::string& out_path) {
   const GgufFile file = GgufFile::open(small_path);
-  const LlamaConfig s = LlamaConfig::from_gguf(file);
+  const ModelConfig s = ModelConfig::from_gguf(file);
   Vocab vocab = Vocab::from_gguf(file);
-  ModelShape b = resolve_shape(o, uint32_t(vocab.tokens.size()));
+  ModelConfig b = resolve_shape(o, uint32_t(vocab.tokens.size()));
   check_fits(s, b, small_path);
   pad_vocab(vocab, b.n_vocab);
   const float norm_scale = float(std::sqrt(double(s.dim) / double(b.dim)));
-  const float query_scale = float(std::sqrt(double(b.head_dim()) / double(s.head_dim)));
+  const float query_scale = float(std::sqrt(double(b.head_dim) / double(s.head_dim)));
   b.name = "inflated " + s.name + " (" + o.preset + " shape)";
   b.rms_eps = float(double(s.rms_eps) * double(s.dim) / double(b.dim));
   b.rope_base = s.rope_base;
   b.rope_dim = s.rope_dim;
-  b.rope_scaled = false;
-  b.n_ctx = s.n_ctx_train;
+  b.rope_freq_factors.clear();
+  b.n_ctx_train = s.n_ctx_train;
   const uint32_t stride = b.n_kv_heads % s.n_kv_heads == 0 ? b.n_kv_heads / s.n_kv_heads : 1;
   const HeadPlacement heads{s.n_kv_heads, s.n_heads / s.n_kv_heads, b.n_kv_heads, b.n_heads / b.n_kv_heads,
                             stride};
-  const uint32_t hd_s = s.head_dim, hd_b = b.head_dim();
+  const uint32_t hd_s = s.head_dim, hd_b = b.head_dim;
   const std::string output_name = s.tied_output ? "token_embd.weight" : "output.weight";
   const uint64_t pad_source = vocab.unk_id >= 0 ? uint64_t(vocab.unk_id) : 0;
 
   GgufWriter w;
-  add_llama_metadata(w, b, o.matrix_type);
+  add_model_metadata(w, b, o.matrix_type);
   add_vocab_metadata(w, vocab);
   if (!vocab.add_space_prefix) w.add("tokenizer.ggml.add_space_prefix", GgufValue::boolean(false));
-  const LlamaConfig big = b.config();
+  const ModelConfig& big = b;
   const std::vector<TensorInstance> tensors = model_tensors(big);
   uint64_t total = 0;
   struct Planned {

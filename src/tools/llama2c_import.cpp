@@ -13,11 +13,12 @@
 
 #include "common/error.h"
 #include "gguf/gguf_writer.h"
+#include "model/architecture.h"
 #include "model/tensor_table.h"
 #include "tools/gguf_metadata.h"
 #include "tools/llama2c_vocab.h"
 #include "tools/model_maker.h"
-#include "tools/model_shape.h"
+#include "tools/model_presets.h"
 
 namespace r1pi {
 
@@ -69,12 +70,12 @@ void check_header(const Llama2cHeader& h, const std::string& path) {
 
 // The checkpoint's floats in file order (see shared/data/README.md, section 1): llama2.c's order
 // is its own (each weight for all layers in turn), the names and shapes are the tensor table's.
-std::vector<Segment> checkpoint_layout(const Llama2cHeader& h, const LlamaConfig& c) {
-  using LW = LlamaWeights;
+std::vector<Segment> checkpoint_layout(const Llama2cHeader& h, const ModelConfig& c) {
+  using LW = ModelWeights;
   using L = LayerWeights;
   std::vector<Segment> s;
   auto add = [&](const WeightMember& member) {
-    const TensorSpec& spec = spec_filling(*c.arch, member);
+    const TensorSpec& spec = spec_filling(c, member);
     for (uint32_t l = 0; l < (spec.per_layer() ? c.n_layers : 1); ++l)
       s.push_back({spec.gguf_name(l), spec.shape(c)});
   };
@@ -112,19 +113,24 @@ void import_llama2c(const std::string& checkpoint_path, const std::string& out_p
   }
   check_header(h, path);
 
-  ModelShape shape;
+  ModelConfig shape;
+  shape.arch = find_architecture("llama");
   shape.name = "llama2.c " + std::filesystem::path(path).stem().string();
   shape.dim = h.dim;
   shape.n_layers = h.layers;
   shape.n_heads = h.heads;
   shape.n_kv_heads = h.kv_heads;
+  if (h.dim % h.heads != 0)
+    throw Error(path + ": dim " + std::to_string(h.dim) + " is not divisible by " + std::to_string(h.heads) + " heads");
+  shape.head_dim = h.dim / h.heads;
+  shape.rope_dim = shape.head_dim;
   shape.ffn_dim = h.hidden;
   shape.n_vocab = static_cast<uint32_t>(std::abs(h.vocab));
-  shape.n_ctx = h.seq_len;
+  shape.n_ctx_train = h.seq_len;
   shape.rope_base = 10000.0f;  // run.c's theta
   shape.rms_eps = 1e-5f;       // run.c's rmsnorm epsilon
   check_shape(shape, GgmlType::F32, GgmlType::F32, h.vocab > 0, path);
-  const std::vector<Segment> layout = checkpoint_layout(h, shape.config());
+  const std::vector<Segment> layout = checkpoint_layout(h, shape);
   uint64_t expected = sizeof h;
   for (const Segment& s : layout) expected += s.floats() * sizeof(float);
   std::error_code ec;
@@ -139,7 +145,7 @@ void import_llama2c(const std::string& checkpoint_path, const std::string& out_p
   vocab.validate(tokenizer_bin.empty() ? path : tokenizer_bin);
 
   GgufWriter w;
-  add_llama_metadata(w, shape, GgmlType::F32);
+  add_model_metadata(w, shape, GgmlType::F32);
   add_vocab_metadata(w, vocab);
   for (const Segment& s : layout) {
     if (!s.name.empty()) w.add_tensor(s.name, s.ne, GgmlType::F32);

@@ -9,7 +9,8 @@
 #include "gguf/gguf_file.h"
 #include "ggml/quant_blocks.h"
 #include "layers/kv_cache.h"
-#include "model/llama_config.h"
+#include "model/architecture.h"
+#include "model/model_config.h"
 #include "tools/model_maker.h"
 
 namespace r1pi {
@@ -53,8 +54,8 @@ std::string shape_text(const std::vector<uint64_t>& ne) {
 
 void print_config(const GgufFile& file) {
   try {
-    const LlamaConfig c = LlamaConfig::from_gguf(file);
-    std::printf("\nllama config (as r1pi loads it):\n");
+    const ModelConfig c = ModelConfig::from_gguf(file);
+    std::printf("\n%s config (as r1pi loads it):\n", std::string(c.arch->name).c_str());
     std::printf("  dim %u, %u layers, %u heads / %u KV heads (head size %u), FFN %u\n", c.dim,
                 c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.ffn_dim);
     std::printf("  vocab %u, trained context %u, rms eps %g\n", c.n_vocab, c.n_ctx_train, c.rms_eps);
@@ -73,7 +74,7 @@ void print_config(const GgufFile& file) {
     }
     std::printf("\n");
   } catch (const Error& e) {
-    std::printf("\nnot loadable as a llama model: %s\n", e.what());
+    std::printf("\nnot loadable by r1pi: %s\n", e.what());
   }
 }
 

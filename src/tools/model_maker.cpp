@@ -1,4 +1,4 @@
-// make_model: a random-weight Llama GGUF of any shape, written as a stream.
+// make_model: a random-weight GGUF of any architecture and shape, written as a stream.
 #include "tools/model_maker.h"
 
 #include <algorithm>
@@ -10,12 +10,12 @@
 
 #include "common/error.h"
 #include "gguf/gguf_writer.h"
-#include "model/llama_config.h"
+#include "model/model_config.h"
 #include "model/tensor_table.h"
 #include "ggml/quantize.h"
 #include "tokenizer/hf_tokenizer_json.h"
 #include "tools/gguf_metadata.h"
-#include "tools/model_shape.h"
+#include "tools/model_presets.h"
 #include "tools/progress.h"
 #include "tools/random_weights.h"
 #include "tools/vocab_padding.h"
@@ -48,10 +48,9 @@ float uniform_amplitude(double sigma) { return static_cast<float>(sigma * std::s
 // 1/sqrt(2 * layers) so that the layers together add about as much to the residual stream as the
 // embedding; logits with a spread of about 3. The tensors are the architecture's table's, in its
 // order; rope_freqs (no weights member) is written apart.
-std::vector<RandomTensor> plan_tensors(const ModelShape& s, const MakeOptions& o) {
-  const LlamaConfig c = s.config();
-  const double in_dim = 1.0 / std::sqrt(static_cast<double>(s.dim));
-  const double residual = 1.0 / std::sqrt(2.0 * s.n_layers);
+std::vector<RandomTensor> plan_tensors(const ModelConfig& c, const MakeOptions& o) {
+  const double in_dim = 1.0 / std::sqrt(static_cast<double>(c.dim));
+  const double residual = 1.0 / std::sqrt(2.0 * c.n_layers);
   const float norm_noise = 0.1f;
 
   std::vector<RandomTensor> t;
@@ -123,23 +122,18 @@ void make_model(const MakeOptions& o, const std::string& out_path) {
   // The tokenizer first: its size can decide the vocabulary size.
   Vocab vocab;
   if (!o.tokenizer_json.empty()) vocab = load_tokenizer(o);
-  const ModelShape shape = resolve_shape(o, static_cast<uint32_t>(vocab.tokens.size()));
+  const ModelConfig shape = resolve_shape(o, static_cast<uint32_t>(vocab.tokens.size()));
   if (o.tokenizer_json.empty()) vocab = builtin_byte_vocab(static_cast<int32_t>(shape.n_vocab));
   else pad_vocab(vocab, shape.n_vocab);
   vocab.validate("vocabulary for " + out_path);
 
   GgufWriter w;
-  add_llama_metadata(w, shape, o.matrix_type);
+  add_model_metadata(w, shape, o.matrix_type);
   add_vocab_metadata(w, vocab);
 
   // rope_freqs.weight first, as llama.cpp's converter yields it before the model's tensors.
-  std::vector<float> rope_factors;
-  if (shape.rope_scaled) {
-    const Llama3RopeScaling& r = shape.rope_scaling;
-    rope_factors = llama3_rope_freq_factors(shape.head_dim(), shape.rope_base, r.factor,
-                                            r.low_freq_factor, r.high_freq_factor, r.original_context);
-    w.add_tensor("rope_freqs.weight", {rope_factors.size()}, GgmlType::F32);
-  }
+  const std::vector<float>& rope_factors = shape.rope_freq_factors;
+  if (!rope_factors.empty()) w.add_tensor("rope_freqs.weight", {rope_factors.size()}, GgmlType::F32);
   const std::vector<RandomTensor> tensors = plan_tensors(shape, o);
   uint64_t total = rope_factors.size() * sizeof(float);
   for (const RandomTensor& t : tensors) {

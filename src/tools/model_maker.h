@@ -1,4 +1,4 @@
-// r1pi-model's commands: make a random-weight Llama GGUF, import a llama2.c checkpoint, show a file.
+// r1pi-model's commands: make a random-weight GGUF of any architecture r1pi runs, import a llama2.c checkpoint, show a file.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -9,7 +9,9 @@
 namespace r1pi {
 
 struct MakeOptions {
-  std::string preset = "tiny";       // "tiny", "1B", "8B" (explicit fields below override)
+  std::string arch = "llama";        // general.architecture (model/arch/)
+  std::string preset = "tiny";       // the architecture's presets: llama's "tiny", "1B", "8B"
+                                     // (explicit fields below override)
   std::optional<uint32_t> dim{}, n_layers{}, n_heads{}, n_kv_heads{}, ffn_dim{}, n_vocab{}, n_ctx{};
   uint64_t seed = 1;
   GgmlType matrix_type = GgmlType::Q4_0;   // attention/FFN/embedding matrices

@@ -18,7 +18,7 @@
 
 #include "common/error.h"
 #include "gguf/gguf_file.h"
-#include "model/llama_config.h"
+#include "model/model_config.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab.h"
 
@@ -111,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   try {
-    (void)r1pi::LlamaConfig::from_gguf(*file);
+    (void)r1pi::ModelConfig::from_gguf(*file);
   } catch (const r1pi::Error&) {
   }
   try {

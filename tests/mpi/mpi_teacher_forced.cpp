@@ -4,7 +4,7 @@
 //                                         [--sync allgather|allreduce] [--min-agreement 0.99]
 //                                         [--ids-from greedy.runc.txt]
 //
-// Every rank loads its shard (Shard::for_rank, as r1pi's jobs) and runs LlamaForward over one
+// Every rank loads its shard (Shard::for_rank, as r1pi's jobs) and runs ModelForward over one
 // fixed token sequence with LogitsFor::All, combining partial sums with r1pi's Q8_0Sync. Rank 0
 // gathers every rank's vocabulary rows (MPI_Gatherv) and compares them with the logits of the whole
 // model on one rank (NoSync), which it computes itself.
@@ -59,7 +59,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "ggml/fp16.h"
 #include "neon/kernels.h"
@@ -69,6 +69,7 @@
 #include "runtime/mpi/q8_0_sync.h"
 #include "runtime/mpi/rank_agreement.h"
 #include "runtime/run_options.h"
+#include "mpi_test_main.h"
 #include "common/thread_pool.h"
 
 namespace r1pi {
@@ -213,11 +214,11 @@ class CheckedSync final : public ShardSync {
 };
 
 // Runs the sequence through a forward pass in chunks; returns [position][this shard's rows].
-std::vector<float> run_sequence(LlamaForward& f, const std::vector<int32_t>& tokens, int chunk) {
+std::vector<float> run_sequence(ModelForward& f, const std::vector<int32_t>& tokens, int chunk) {
   std::vector<float> out;
   for (int pos = 0; pos < int(tokens.size()); pos += chunk) {
     const int B = std::min(chunk, int(tokens.size()) - pos);
-    const std::vector<float>& l = f.forward(tokens.data() + pos, B, pos, LogitsFor::All);
+    const std::vector<float>& l = f.forward(Batch::run(tokens.data() + pos, B, pos, LogitsFor::All));
     out.insert(out.end(), l.begin(), l.end());
   }
   return out;
@@ -278,7 +279,7 @@ int run(int argc, char** argv, const MpiWorld& world) {
     error = e.what();
   }
   if (!all_succeeded(world, error)) return 1;
-  const LlamaConfig& config = shard->config;
+  const ModelConfig& config = shard->config;
   const uint32_t V = config.n_vocab;
   const std::vector<int32_t> tokens = args.ids_from.empty()
                                           ? token_sequence(args.tokens, V)
@@ -289,7 +290,7 @@ int run(int argc, char** argv, const MpiWorld& world) {
   ThreadPool pool(args.threads);
   Q8_0Sync q8_0_sync(parse_sync_method(args.sync), rank, n_ranks);
   auto run_ranks = [&](ShardSync& sync) {
-    LlamaForward f(config, shard->weights, shard->shard, n_pos, pool, sync);
+    ModelForward f(config, shard->weights, shard->shard, n_pos, pool, sync);
     return gather_logits(run_sequence(f, tokens, args.chunk), shard->shard, n_pos, V, world);
   };
   CheckedSync checked(q8_0_sync, n_ranks);
@@ -313,7 +314,7 @@ int run(int argc, char** argv, const MpiWorld& world) {
     // ---- the reference: the whole model on this rank, no sync ----
     const LoadedModel whole = load_model(args.model);
     NoSync none;
-    LlamaForward f(whole.config, whole.weights, whole.shard, n_pos, pool, none);
+    ModelForward f(whole.config, whole.weights, whole.shard, n_pos, pool, none);
     const std::vector<float> ref = run_sequence(f, tokens, args.chunk);
 
     int agree = 0;
@@ -371,11 +372,5 @@ int run(int argc, char** argv, const MpiWorld& world) {
 }  // namespace r1pi
 
 int main(int argc, char** argv) {
-  r1pi::MpiWorld world(&argc, &argv, r1pi::kDefaultRankTimeout);
-  try {
-    return r1pi::run(argc, argv, world);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "mpi_teacher_forced: rank %d: error: %s\n", world.rank(), e.what());
-    world.abort(1);
-  }
+  return r1pi::test::mpi_test_main(argc, argv, "mpi_teacher_forced", r1pi::run);
 }

@@ -3,9 +3,9 @@
 // and the cache is used (the count of reused tokens says so).
 #include <gtest/gtest.h>
 
-#include "chat/cached_generator.h"
+#include "runtime/generator.h"
 #include "common/thread_pool.h"
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
@@ -19,15 +19,22 @@ const LoadedModel& tiny() {
   return model;
 }
 
+// A model and its KV cache, generating through the prompt cache (GenerationOptions::reuse_cache).
 struct Engine {
   explicit Engine(int n_ctx = 256)
-      : pool(2), forward(tiny().config, tiny().weights, tiny().shard, n_ctx, pool, sync), source(forward),
-        generator(source, *tiny().tokenizer) {}
+      : pool(2), forward(tiny().config, tiny().weights, tiny().shard, n_ctx, pool, sync), source(forward) {}
+  GenerationResult generate(const std::vector<int32_t>& prompt, GenerationOptions o,
+                            const std::function<void(const std::string&)>& on_text) {
+    o.reuse_cache = true;
+    GenerationResult r = r1pi::generate(source, *tiny().tokenizer, prompt, o, on_text);
+    last_reused = r.cached_tokens;
+    return r;
+  }
   ThreadPool pool;
   NoSync sync;
-  LlamaForward forward;
+  ModelForward forward;
   LocalTokenSource source;
-  CachedGenerator generator;
+  int last_reused = 0;
 };
 
 std::vector<int32_t> tokens(const std::string& text) { return tiny().tokenizer->encode(text, true, true); }
@@ -46,12 +53,12 @@ TEST(PromptCache, ExtendedPromptGivesTheColdTokens) {
   for (float temperature : {0.0f, 0.8f})
     for (int batch : {1, 64}) {
       Engine warm, cold;
-      warm.generator.generate(first, options(temperature, batch), {});
-      const GenerationResult reused = warm.generator.generate(longer, options(temperature, batch), {});
-      const GenerationResult fresh = cold.generator.generate(longer, options(temperature, batch), {});
+      warm.generate(first, options(temperature, batch), {});
+      const GenerationResult reused = warm.generate(longer, options(temperature, batch), {});
+      const GenerationResult fresh = cold.generate(longer, options(temperature, batch), {});
       // The common beginning is the first prompt's tokens (the byte vocabulary: one per byte).
-      EXPECT_EQ(warm.generator.last_reused(), int(first.size())) << batch;
-      EXPECT_EQ(cold.generator.last_reused(), 0);
+      EXPECT_EQ(warm.last_reused, int(first.size())) << batch;
+      EXPECT_EQ(cold.last_reused, 0);
       EXPECT_EQ(reused.prefill_tokens, int(longer.size() - first.size()));
       EXPECT_EQ(reused.generated, fresh.generated) << "temperature " << temperature << ", batch " << batch;
     }
@@ -62,26 +69,26 @@ TEST(PromptCache, AConversationReusesItsOwnAnswer) {
   // answer's last token, which was sampled and never fed.
   Engine warm, cold;
   const std::vector<int32_t> turn = tokens("Q: hello A:");
-  const GenerationResult answer = warm.generator.generate(turn, options(0.0f, 64, 12), {});
+  const GenerationResult answer = warm.generate(turn, options(0.0f, 64, 12), {});
   std::vector<int32_t> next = turn;
   next.insert(next.end(), answer.generated.begin(), answer.generated.end());
   const std::vector<int32_t> question = tiny().tokenizer->encode(" Q: and then? A:", false, true);
   next.insert(next.end(), question.begin(), question.end());
-  const GenerationResult second = warm.generator.generate(next, options(0.0f, 64, 12), {});
-  EXPECT_EQ(warm.generator.last_reused(), int(turn.size() + answer.generated.size() - 1));
-  EXPECT_EQ(second.generated, cold.generator.generate(next, options(0.0f, 64, 12), {}).generated);
+  const GenerationResult second = warm.generate(next, options(0.0f, 64, 12), {});
+  EXPECT_EQ(warm.last_reused, int(turn.size() + answer.generated.size() - 1));
+  EXPECT_EQ(second.generated, cold.generate(next, options(0.0f, 64, 12), {}).generated);
 }
 
 TEST(PromptCache, ADifferentPromptReusesOnlyTheCommonBeginning) {
   Engine warm, cold;
-  warm.generator.generate(tokens("abcdef"), options(0.0f, 64), {});
+  warm.generate(tokens("abcdef"), options(0.0f, 64), {});
   const std::vector<int32_t> other = tokens("abcXYZ");
-  const GenerationResult r = warm.generator.generate(other, options(0.0f, 64), {});
-  EXPECT_EQ(warm.generator.last_reused(), int(tokens("abc").size()));
-  EXPECT_EQ(r.generated, cold.generator.generate(other, options(0.0f, 64), {}).generated);
+  const GenerationResult r = warm.generate(other, options(0.0f, 64), {});
+  EXPECT_EQ(warm.last_reused, int(tokens("abc").size()));
+  EXPECT_EQ(r.generated, cold.generate(other, options(0.0f, 64), {}).generated);
   // The same prompt again: all but its last token.
-  warm.generator.generate(other, options(0.0f, 64), {});
-  EXPECT_EQ(warm.generator.last_reused(), int(other.size()) - 1);
+  warm.generate(other, options(0.0f, 64), {});
+  EXPECT_EQ(warm.last_reused, int(other.size()) - 1);
 }
 
 TEST(PromptCache, CancelledEndsBeforeTheNextToken) {
@@ -89,7 +96,7 @@ TEST(PromptCache, CancelledEndsBeforeTheNextToken) {
   GenerationOptions o = options(0.0f, 64, 50);
   int seen = 0;
   o.cancelled = [&] { return seen >= 3; };
-  const GenerationResult r = e.generator.generate(tokens("stop soon"), o, [&](const std::string&) { ++seen; });
+  const GenerationResult r = e.generate(tokens("stop soon"), o, [&](const std::string&) { ++seen; });
   EXPECT_EQ(r.stop_reason, "cancelled");
   EXPECT_EQ(r.generated.size(), 3u);
 }

@@ -37,13 +37,12 @@ const Tokenizer& deepseek() {
 // Answers every forward that asks for a token with the next one of its script, then `after`
 // (EOS unless told: an endless script fills the context). It counts those forwards, and can hold
 // one (hold_from): a client can then act while the engine is inside a token's forward.
-class ScriptedSource final : public TokenSource {
+class ScriptedSource final : public test::FakeTokenSource {
  public:
   explicit ScriptedSource(std::vector<int32_t> script, int32_t after = deepseek().eos_id())
-      : script_(std::move(script)), after_(after) {}
-  int n_ctx() const override { return 512; }
-  int32_t forward(const int32_t*, int, int pos, Sampler* sampler) override {
-    if (!sampler) return -1;
+      : FakeTokenSource(512), script_(std::move(script)), after_(after) {}
+  int32_t pick(const Batch& batch, int, const Sampler&) override {
+    const int pos = batch.positions[0];
     {
       std::unique_lock lock(mutex_);
       ++forwards_;
@@ -58,14 +57,6 @@ class ScriptedSource final : public TokenSource {
     last_pos_ = pos;
     return next_ < script_.size() ? script_[next_++] : after_;
   }
-  // The server does not draft; a verification would take the script's next picks in turn.
-  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos, const Sampler& sampler) override {
-    Sampler s = sampler;
-    std::vector<int32_t> picks;
-    for (int b = 0; b < B; ++b) picks.push_back(forward(tokens + b, 1, pos + b, &s));
-    return picks;
-  }
-
   // Forwards from the n-th token's on (counted over all requests) wait until release().
   void hold_from(int n) {
     std::lock_guard lock(mutex_);

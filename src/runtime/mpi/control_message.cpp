@@ -1,5 +1,6 @@
 #include "runtime/mpi/control_message.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -16,33 +17,45 @@ uint32_t fnv1a(const void* data, size_t n) {
 
 void ControlMessage::seal() { checksum = fnv1a(this, offsetof(ControlMessage, checksum)); }
 
-std::string ControlMessage::problem(int n_ctx, int64_t n_vocab) const {
+std::string ControlMessage::problem(int n_ctx, int64_t n_vocab, int n_seqs) const {
   if (magic != kMagic) return "bad magic";
   if (version != kVersion)
     return "version " + std::to_string(version) + " (this build speaks " + std::to_string(kVersion) +
            "; all ranks must run the same r1pi)";
   if (checksum != fnv1a(this, offsetof(ControlMessage, checksum))) return "checksum mismatch";
-  if (op == ControlOp::Stop) return status <= 1 ? "" : "bad stop status";
-  if (op != ControlOp::Forward) return "unknown operation " + std::to_string(int(op));
-  if (n_tokens < 1 || pos < 0 || int64_t(pos) + n_tokens > n_ctx)
-    return "positions " + std::to_string(pos) + " + " + std::to_string(n_tokens) +
-           " outside the context of " + std::to_string(n_ctx);
-  if (pick != PickMode::None && pick != PickMode::Greedy && pick != PickMode::TopK)
-    return "unknown pick mode";
-  if (pick != PickMode::None && pick_rows != 1 && pick_rows != n_tokens)
-    return "pick_rows " + std::to_string(pick_rows) + ": 1 or the " + std::to_string(n_tokens) + " tokens";
-  if (pick == PickMode::TopK && (top_k < 1 || top_k > n_vocab))
-    return "top_k " + std::to_string(top_k) + " outside 1.." + std::to_string(n_vocab);
-  for (int i = 0; i < n_tokens && i < kInlineTokens; ++i)
-    if (tokens[i] < 0 || tokens[i] >= n_vocab) return "token id " + std::to_string(tokens[i]) + " out of range";
-  return "";
+  auto bad_slot = [&](int s) { return s < 0 || s >= n_seqs; };
+  switch (op) {
+    case ControlOp::Stop: return status <= 1 ? "" : "bad stop status";
+    case ControlOp::Truncate:
+      if (bad_slot(seq)) return "slot " + std::to_string(seq) + " outside 0.." + std::to_string(n_seqs - 1);
+      return n < 0 || n > n_ctx ? "truncate to " + std::to_string(n) + " positions of " + std::to_string(n_ctx) : "";
+    case ControlOp::Copy:
+      if (bad_slot(seq) || bad_slot(src))
+        return "copy of slot " + std::to_string(src) + " to " + std::to_string(seq) + " outside 0.." +
+               std::to_string(n_seqs - 1);
+      return "";
+    case ControlOp::Forward: break;
+    default: return "unknown operation " + std::to_string(int(op));
+  }
+  if (n_entries < 1 || n_entries > n_ctx * int64_t(n_seqs))
+    return std::to_string(n_entries) + " tokens in a batch (1 to " + std::to_string(n_ctx * int64_t(n_seqs)) + ")";
+  return entries_problem(entries, size_t(std::min(n_entries, kInlineEntries)), n_ctx, n_vocab, n_seqs);
 }
 
-std::string extra_tokens_problem(const int32_t* tokens, size_t n, int64_t n_vocab) {
-  for (size_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || tokens[i] >= n_vocab)
-      return "token id " + std::to_string(tokens[i]) + " out of range (token " +
-             std::to_string(ControlMessage::kInlineTokens + i) + " of the batch)";
+std::string entries_problem(const BatchEntry* entries, size_t n, int n_ctx, int64_t n_vocab, int n_seqs,
+                            size_t first) {
+  for (size_t i = 0; i < n; ++i) {
+    const BatchEntry& e = entries[i];
+    const std::string where = " (token " + std::to_string(first + i) + " of the batch)";
+    if (e.token < 0 || e.token >= n_vocab) return "token id " + std::to_string(e.token) + " out of range" + where;
+    if (int(e.seq) >= n_seqs) return "slot " + std::to_string(e.seq) + " outside 0.." + std::to_string(n_seqs - 1) + where;
+    if (e.pos < 0 || e.pos >= n_ctx)
+      return "position " + std::to_string(e.pos) + " outside the context of " + std::to_string(n_ctx) + where;
+    if (e.pick != PickMode::None && e.pick != PickMode::Greedy && e.pick != PickMode::TopK)
+      return "unknown pick mode" + where;
+    if (e.pick == PickMode::TopK && (e.top_k < 1 || e.top_k > n_vocab))
+      return "top_k " + std::to_string(e.top_k) + " outside 1.." + std::to_string(n_vocab) + where;
+  }
   return "";
 }
 

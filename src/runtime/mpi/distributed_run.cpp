@@ -86,19 +86,19 @@ std::optional<LoadedModel> load_shards(const std::string& path, bool weights_fro
 }
 
 RankEngine::RankEngine(const LoadedModel& model, int n_ctx, int threads, const std::string& sync_method,
-                       const MpiWorld& world, GgmlType kv_type)
+                       const MpiWorld& world, GgmlType kv_type, int n_seqs)
     : pool(threads),
       sync(parse_sync_method(sync_method), world.rank(), world.size()),
-      forward(model.config, model.weights, model.shard, n_ctx, pool, sync, kv_type) {}
+      forward(model.config, model.weights, model.shard, n_ctx, pool, sync, kv_type, n_seqs) {}
 
 std::unique_ptr<RankEngine> make_engine(const LoadedModel& model, int n_ctx, int threads,
                                         const std::string& sync_method, const MpiWorld& world,
-                                        GgmlType kv_type) {
+                                        GgmlType kv_type, int n_seqs) {
   // A rank that could not allocate its KV cache must not leave the others waiting for it.
   std::unique_ptr<RankEngine> engine;
   std::string error;
   try {
-    engine = std::make_unique<RankEngine>(model, n_ctx, threads, sync_method, world, kv_type);
+    engine = std::make_unique<RankEngine>(model, n_ctx, threads, sync_method, world, kv_type, n_seqs);
   } catch (const Error& e) {
     error = e.what();
   } catch (const std::bad_alloc&) {
@@ -126,7 +126,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
   if (!engine) return 1;
   ThreadPool& pool = engine->pool;
   Q8_0Sync& sync = engine->sync;
-  LlamaForward& forward = engine->forward;
+  ModelForward& forward = engine->forward;
   const RankOptions rank_options{o.check_ranks, o.timings, o.timings_all, o.session};
 
   if (!world.is_root()) {

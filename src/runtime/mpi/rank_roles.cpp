@@ -28,29 +28,31 @@ void broadcast_message(ControlMessage& m, bool idle = false) {
     return MPI_Ibcast(&m, int(sizeof m), MPI_BYTE, 0, MPI_COMM_WORLD, r);
   }, idle);
 }
-void broadcast_extra_tokens(std::vector<int32_t>& extra_tokens) {
-  complete("the prefill tokens from rank 0", [&](MPI_Request* r) {
-    return MPI_Ibcast(extra_tokens.data(), int(extra_tokens.size()), MPI_INT32_T, 0, MPI_COMM_WORLD, r);
+void broadcast_extra_entries(std::vector<BatchEntry>& extra) {
+  complete("the batch's entries from rank 0", [&](MPI_Request* r) {
+    return MPI_Ibcast(extra.data(), int(extra.size() * sizeof(BatchEntry)), MPI_BYTE, 0, MPI_COMM_WORLD, r);
   });
 }
 
-// Rank 0: the message, then the tokens past the inline ones.
-void send_control(ControlMessage& m, std::vector<int32_t>& extra_tokens) {
+// Rank 0: the message, then the entries past the inline ones.
+void send_control(ControlMessage& m, std::vector<BatchEntry>& extra) {
   broadcast_message(m);
-  if (m.n_extra_tokens() > 0) broadcast_extra_tokens(extra_tokens);
+  if (m.n_extra_entries() > 0) broadcast_extra_entries(extra);
 }
 
 // The other ranks: the message is validated before the second broadcast is sized from it (an
-// unchecked n_tokens could ask for gigabytes, or a length rank 0 never sends), and the tokens that
-// follow before anything runs on them. A bad message ends the job.
-void receive_control(ControlMessage& m, std::vector<int32_t>& extra_tokens, int n_ctx, int64_t n_vocab,
+// unchecked n_entries could ask for gigabytes, or a length rank 0 never sends), and the entries
+// that follow before anything runs on them. A bad message ends the job.
+void receive_control(ControlMessage& m, std::vector<BatchEntry>& extra, const ModelForward& model,
                      const MpiWorld& world, bool idle) {
   broadcast_message(m, idle);
-  std::string problem = m.problem(n_ctx, n_vocab);
-  if (problem.empty() && m.n_extra_tokens() > 0) {
-    extra_tokens.resize(size_t(m.n_extra_tokens()));
-    broadcast_extra_tokens(extra_tokens);
-    problem = extra_tokens_problem(extra_tokens.data(), extra_tokens.size(), n_vocab);
+  const int n_ctx = model.n_ctx(), n_seqs = model.n_seqs();
+  const int64_t n_vocab = model.config().n_vocab;
+  std::string problem = m.problem(n_ctx, n_vocab, n_seqs);
+  if (problem.empty() && m.n_extra_entries() > 0) {
+    extra.resize(size_t(m.n_extra_entries()));
+    broadcast_extra_entries(extra);
+    problem = entries_problem(extra.data(), extra.size(), n_ctx, n_vocab, n_seqs, ControlMessage::kInlineEntries);
   }
   if (!problem.empty()) {
     std::fprintf(stderr, "error: rank %d: invalid control message from rank 0: %s\n", world.rank(),
@@ -59,89 +61,107 @@ void receive_control(ControlMessage& m, std::vector<int32_t>& extra_tokens, int 
   }
 }
 
-// ---- choosing the next token(s) from the ranks' vocabulary rows ----
-// `logits` holds `rows` rows of this rank's vocabulary slice; every row gets a pick, and all rows
-// travel in one reduction (speculative decoding verifies a whole draft at once).
+// ---- choosing the next tokens from the ranks' vocabulary rows ----
+// `logits` holds one row of this rank's vocabulary slice per entry that asks for a pick, in batch
+// order. The greedy rows travel in one reduction, the sampled ones in one gather (a batch may mix
+// sequences of both kinds; speculative decoding verifies a whole draft at once).
+
+struct RowPick {
+  PickMode mode;
+  int top_k;
+  int position;  // where the picked token goes: the entry's position + 1
+};
+
+std::vector<RowPick> row_picks(const BatchEntry* entries, size_t n) {
+  std::vector<RowPick> rows;
+  for (size_t i = 0; i < n; ++i)
+    if (entries[i].pick != PickMode::None) rows.push_back({entries[i].pick, entries[i].top_k, entries[i].pos + 1});
+  return rows;
+}
 
 // Greedy: the global argmax of each row by MPI_MAXLOC (largest value, ties to the lowest index:
 // exactly the single-rank argmax, and associative, so any reduction tree gives the same answer).
-std::vector<int32_t> pick_greedy(const std::vector<float>& logits, int rows, const Shard& shard) {
+std::vector<int32_t> pick_greedy(const std::vector<float>& logits, const std::vector<size_t>& rows, size_t V,
+                                 const Shard& shard) {
   struct ValueIndex {
     float value;
     int index;
   };
-  const size_t n_rows = size_t(rows), V = logits.size() / n_rows;
-  std::vector<ValueIndex> local(n_rows, ValueIndex{-INFINITY, INT_MAX}), global(n_rows);
-  for (size_t r = 0; r < n_rows; ++r)
+  std::vector<ValueIndex> local(rows.size(), ValueIndex{-INFINITY, INT_MAX}), global(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k)
     for (size_t i = 0; i < V; ++i)
-      if (logits[r * V + i] > local[r].value || local[r].index == INT_MAX)
-        local[r] = {logits[r * V + i], int(shard.vocab.begin + i)};
+      if (logits[rows[k] * V + i] > local[k].value || local[k].index == INT_MAX)
+        local[k] = {logits[rows[k] * V + i], int(shard.vocab.begin + i)};
   complete("the ranks' greedy candidates", [&](MPI_Request* req) {
-    return MPI_Ireduce(local.data(), global.data(), rows, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD, req);
+    return MPI_Ireduce(local.data(), global.data(), int(rows.size()), MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD,
+                       req);
   });
-  std::vector<int32_t> picks(n_rows);
-  for (size_t r = 0; r < n_rows; ++r) picks[r] = global[r].index;
+  std::vector<int32_t> picks(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) picks[k] = global[k].index;
   return picks;
 }
 
-// Sampling: each rank's top_k candidates of every row go to rank 0, which keeps each row's global
-// top_k in candidate order: the same list one rank holding every row would build, so the draw
-// (a function of the position) is unchanged. first_position: the position row 0's pick takes.
-std::vector<int32_t> pick_top_k(const std::vector<float>& logits, int rows, const Shard& shard,
-                                int top_k, int n_ranks, const Sampler* sampler, int first_position) {
-  // top_k is at most the vocabulary (RootTokenSource caps it) and rows at most a draft: only a
+// Sampling: each rank's top K candidates of every row (K the largest top_k of the rows) go to
+// rank 0, which keeps each row's global top_k in candidate order: the same list one rank holding
+// every row would build, so the draw (a function of the position) is unchanged.
+std::vector<int32_t> pick_top_k(const std::vector<float>& logits, const std::vector<size_t>& rows, size_t V,
+                                const std::vector<RowPick>& how, const Shard& shard, int n_ranks,
+                                const std::vector<const Sampler*>* samplers) {
+  int top_k = 1;
+  for (size_t r : rows) top_k = std::max(top_k, how[r].top_k);
+  // top_k is at most the vocabulary (RootTokenSource caps it) and rows at most a batch: only a
   // vocabulary of 2^28 tokens could make the gather's byte count overflow its int.
-  const int64_t per_rank = int64_t(sizeof(Candidate)) * top_k * rows;
+  const int64_t per_rank = int64_t(sizeof(Candidate)) * top_k * int64_t(rows.size());
   if (per_rank > INT_MAX)
-    throw Error("top-k " + std::to_string(top_k) + " x " + std::to_string(rows) +
+    throw Error("top-k " + std::to_string(top_k) + " x " + std::to_string(rows.size()) +
                 " rows: too many candidates for one MPI message");
-  const size_t n_rows = size_t(rows), V = logits.size() / n_rows, K = size_t(top_k);
+  const size_t K = size_t(top_k);
   std::vector<Candidate> mine;
-  mine.reserve(K * n_rows);
-  for (size_t r = 0; r < n_rows; ++r) {
-    std::vector<Candidate> row = top_candidates(logits.data() + r * V, int64_t(V), top_k,
-                                                int32_t(shard.vocab.begin));
+  mine.reserve(K * rows.size());
+  for (size_t r : rows) {
+    std::vector<Candidate> row = top_candidates(logits.data() + r * V, int64_t(V), top_k, int32_t(shard.vocab.begin));
     row.resize(K, Candidate{-INFINITY, INT32_MAX});  // pad ranks with fewer rows
     mine.insert(mine.end(), row.begin(), row.end());
   }
-  std::vector<Candidate> all(sampler ? mine.size() * size_t(n_ranks) : 0);
+  std::vector<Candidate> all(samplers ? mine.size() * size_t(n_ranks) : 0);
   complete("the ranks' top-k candidates", [&](MPI_Request* req) {
     return MPI_Igather(mine.data(), int(per_rank), MPI_BYTE, all.data(), int(per_rank), MPI_BYTE, 0,
                        MPI_COMM_WORLD, req);
   });
-  if (!sampler) return {};
-  std::vector<int32_t> picks(n_rows);
-  for (size_t r = 0; r < n_rows; ++r) {
+  if (!samplers) return {};
+  std::vector<int32_t> picks(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) {
     std::vector<Candidate> row;
     for (size_t rank = 0; rank < size_t(n_ranks); ++rank) {
-      const Candidate* from = all.data() + (rank * n_rows + r) * K;
+      const Candidate* from = all.data() + (rank * rows.size() + k) * K;
       for (size_t i = 0; i < K; ++i)
         if (from[i].id != INT32_MAX) row.push_back(from[i]);
     }
     std::sort(row.begin(), row.end(), candidate_before);
-    row.resize(std::min(row.size(), K));
-    picks[r] = sampler->sample_from(row, first_position + int(r));
+    row.resize(std::min(row.size(), size_t(how[rows[k]].top_k)));
+    picks[k] = (*samplers)[rows[k]]->sample_from(row, how[rows[k]].position);
   }
   return picks;
 }
 
-// The picks the message asks for (empty for PickMode::None, and on the ranks other than 0 for
-// sampling, which only rank 0 draws).
-std::vector<int32_t> pick(const ControlMessage& m, const std::vector<float>& logits, const Shard& shard,
-                          int n_ranks, const Sampler* sampler) {
-  const int first_position = m.pos + m.n_tokens - m.pick_rows + 1;
-  switch (m.pick) {
-    case PickMode::Greedy: return pick_greedy(logits, m.pick_rows, shard);
-    case PickMode::TopK:
-      return pick_top_k(logits, m.pick_rows, shard, m.top_k, n_ranks, sampler, first_position);
-    case PickMode::None: break;
+// The picks of every row, greedy and sampled (on ranks other than 0, which draw nothing: samplers
+// is null there and the result empty).
+std::vector<int32_t> pick(const std::vector<RowPick>& how, const std::vector<float>& logits, const Shard& shard,
+                          int n_ranks, const std::vector<const Sampler*>* samplers) {
+  if (how.empty()) return {};
+  const size_t V = logits.size() / how.size();
+  std::vector<size_t> greedy, sampled;
+  for (size_t r = 0; r < how.size(); ++r) (how[r].mode == PickMode::Greedy ? greedy : sampled).push_back(r);
+  std::vector<int32_t> picks(how.size());
+  if (!greedy.empty()) {
+    const std::vector<int32_t> g = pick_greedy(logits, greedy, V, shard);
+    for (size_t k = 0; k < greedy.size(); ++k) picks[greedy[k]] = g[k];
   }
-  return {};
-}
-
-LogitsFor logits_for(const ControlMessage& m) {
-  if (m.pick == PickMode::None) return LogitsFor::None;
-  return m.pick_rows > 1 ? LogitsFor::All : LogitsFor::Last;
+  if (!sampled.empty()) {
+    const std::vector<int32_t> t = pick_top_k(logits, sampled, V, how, shard, n_ranks, samplers);
+    for (size_t k = 0; k < t.size(); ++k) picks[sampled[k]] = t[k];
+  }
+  return samplers ? picks : std::vector<int32_t>{};
 }
 
 uint64_t fnv1a64(uint64_t h, const void* data, size_t n) {
@@ -154,7 +174,7 @@ uint64_t fnv1a64(uint64_t h, const void* data, size_t n) {
 
 // ---- RankMonitor ----
 
-RankMonitor::RankMonitor(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world,
+RankMonitor::RankMonitor(ModelForward& model, Q8_0Sync& sync, const MpiWorld& world,
                          const RankOptions& options)
     : sync_(sync), world_(world), options_(options) {
   if (options_.check_ranks)
@@ -198,46 +218,73 @@ void RankMonitor::end(int B, double extra_sync_seconds) {
 
 // ---- rank 0 ----
 
-RootTokenSource::RootTokenSource(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world,
+RootTokenSource::RootTokenSource(ModelForward& model, Q8_0Sync& sync, const MpiWorld& world,
                                  const RankOptions& options)
     : model_(model), world_(world), monitor_(model, sync, world, options) {}
 
-std::vector<int32_t> RootTokenSource::run(const int32_t* tokens, int B, int pos, const Sampler* sampler,
-                                          bool every_row) {
+std::vector<int32_t> RootTokenSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
+  // Refused here, before any rank runs it (the others hold the same slots and would refuse it too).
+  model_.check(batch);
+  if (samplers.size() != size_t(batch.n_logits()))
+    throw Error("internal error: " + std::to_string(samplers.size()) + " samplers for " +
+                std::to_string(batch.n_logits()) + " picks");
   monitor_.begin();
+  const int B = batch.size();
+  std::vector<BatchEntry> entries(static_cast<size_t>(B));
+  const int32_t n_vocab = int32_t(model_.config().n_vocab);
+  for (size_t i = 0, row = 0; i < entries.size(); ++i) {
+    BatchEntry& e = entries[i];
+    e = {batch.tokens[i], batch.positions[i], uint16_t(batch.seqs[i]), PickMode::None, 0, 0};
+    if (!batch.logits[i]) continue;
+    const Sampler& s = *samplers[row++];
+    e.pick = s.greedy() ? PickMode::Greedy : PickMode::TopK;
+    // top_k <= 0 means every row: each rank then sends all of its rows. More than every row is
+    // every row too: the cap keeps --top-k 10000000 from costing every rank memory for padding
+    // (and the gather's int count from overflowing).
+    const int top_k = s.params().top_k;
+    if (!s.greedy()) e.top_k = top_k > 0 ? std::min(top_k, n_vocab) : n_vocab;
+  }
   ControlMessage m;
   m.op = ControlOp::Forward;
-  m.pos = pos;
-  m.n_tokens = B;
-  m.pick = !sampler ? PickMode::None : sampler->greedy() ? PickMode::Greedy : PickMode::TopK;
-  m.pick_rows = every_row ? B : 1;
-  // top_k <= 0 means every row: each rank then sends all of its rows. More than every row is every
-  // row too: the cap keeps --top-k 10000000 from costing every rank memory for padding (and the
-  // gather's int count from overflowing).
-  const int32_t n_vocab = int32_t(model_.config().n_vocab), top_k = sampler ? sampler->params().top_k : 0;
-  m.top_k = sampler && !sampler->greedy() ? (top_k > 0 ? std::min(top_k, n_vocab) : n_vocab) : 0;
-  std::copy(tokens, tokens + std::min(B, ControlMessage::kInlineTokens), m.tokens);
+  m.n_entries = B;
+  std::copy(entries.begin(), entries.begin() + std::min(B, ControlMessage::kInlineEntries), m.entries);
   m.seal();
-  std::vector<int32_t> extra(tokens + std::min(B, ControlMessage::kInlineTokens), tokens + B);
+  std::vector<BatchEntry> extra(entries.begin() + std::min(B, ControlMessage::kInlineEntries), entries.end());
   const double t0 = now_seconds();
   send_control(m, extra);
   const double bcast = now_seconds() - t0;
 
-  const std::vector<float>& logits = model_.forward(tokens, B, pos, logits_for(m));
+  const std::vector<float>& logits = model_.forward(batch);
   const double t1 = now_seconds();
-  std::vector<int32_t> picks = pick(m, logits, model_.shard(), world_.size(), sampler);
+  std::vector<int32_t> picks =
+      pick(row_picks(entries.data(), entries.size()), logits, model_.shard(), world_.size(), &samplers);
   monitor_.end(B, bcast + (now_seconds() - t1));
   return picks;
 }
 
-int32_t RootTokenSource::forward(const int32_t* tokens, int B, int pos, Sampler* sampler) {
-  const std::vector<int32_t> picks = run(tokens, B, pos, sampler, false);
-  return picks.empty() ? -1 : picks[0];
+void RootTokenSource::truncate(int seq, int n) {
+  if (seq < 0 || seq >= model_.n_seqs() || n < 0) throw Error("truncate: no slot " + std::to_string(seq));
+  ControlMessage m;
+  m.op = ControlOp::Truncate;
+  m.seq = seq;
+  m.n = std::min(n, model_.n_ctx());
+  m.seal();
+  std::vector<BatchEntry> none;
+  send_control(m, none);
+  model_.cache().truncate(seq, m.n);
 }
 
-std::vector<int32_t> RootTokenSource::forward_each(const int32_t* tokens, int B, int pos,
-                                                   const Sampler& sampler) {
-  return run(tokens, B, pos, &sampler, true);
+void RootTokenSource::copy(int src, int dst) {
+  if (src < 0 || dst < 0 || src >= model_.n_seqs() || dst >= model_.n_seqs())
+    throw Error("copy: no slot " + std::to_string(std::max(src, dst)));
+  ControlMessage m;
+  m.op = ControlOp::Copy;
+  m.src = src;
+  m.seq = dst;
+  m.seal();
+  std::vector<BatchEntry> none;
+  send_control(m, none);
+  model_.cache().copy(src, dst);
 }
 
 void RootTokenSource::stop(uint16_t status) {
@@ -245,26 +292,34 @@ void RootTokenSource::stop(uint16_t status) {
   m.op = ControlOp::Stop;
   m.status = status;
   m.seal();
-  std::vector<int32_t> none;
+  std::vector<BatchEntry> none;
   send_control(m, none);
 }
 
 // ---- the other ranks ----
 
-int run_worker(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options) {
+int run_worker(ModelForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options) {
   RankMonitor monitor(model, sync, world, options);
-  std::vector<int32_t> extra, tokens;
+  std::vector<BatchEntry> extra;
+  Batch batch;
   for (;;) {
     ControlMessage m;
-    receive_control(m, extra, model.n_ctx(), int64_t(model.config().n_vocab), world, options.session);
-    if (m.op == ControlOp::Stop) return m.status;
+    receive_control(m, extra, model, world, options.session);
+    switch (m.op) {
+      case ControlOp::Stop: return m.status;
+      case ControlOp::Truncate: model.cache().truncate(m.seq, m.n); continue;
+      case ControlOp::Copy: model.cache().copy(m.src, m.seq); continue;
+      case ControlOp::Forward: break;
+    }
     monitor.begin();
-    tokens.assign(m.tokens, m.tokens + std::min(m.n_tokens, ControlMessage::kInlineTokens));
-    tokens.insert(tokens.end(), extra.begin(), extra.begin() + (m.n_tokens - int(tokens.size())));
-    const std::vector<float>& logits = model.forward(tokens.data(), m.n_tokens, m.pos, logits_for(m));
+    std::vector<BatchEntry> entries(m.entries, m.entries + std::min(m.n_entries, ControlMessage::kInlineEntries));
+    entries.insert(entries.end(), extra.begin(), extra.begin() + (m.n_entries - int(entries.size())));
+    batch.clear();
+    for (const BatchEntry& e : entries) batch.add(e.token, e.seq, e.pos, e.pick != PickMode::None);
+    const std::vector<float>& logits = model.forward(batch);
     const double t1 = now_seconds();
-    pick(m, logits, model.shard(), world.size(), nullptr);
-    monitor.end(m.n_tokens, now_seconds() - t1);
+    pick(row_picks(entries.data(), entries.size()), logits, model.shard(), world.size(), nullptr);
+    monitor.end(m.n_entries, now_seconds() - t1);
   }
 }
 

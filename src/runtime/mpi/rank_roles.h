@@ -1,13 +1,13 @@
-// The two roles of a multi-rank job. Rank 0 owns the prompt: before every forward pass it
-// broadcasts a ControlMessage, runs its own shard, then leads the choice of the next token (or of
-// the token after each position of a speculative draft). The other ranks loop over those messages
-// and run their shards until told to stop.
+// The two roles of a multi-rank job. Rank 0 owns the prompts: before every forward pass (and every
+// change to the KV cache's slots) it broadcasts a ControlMessage, runs its own shard, then leads
+// the choice of the token after each batch entry that asks for one. The other ranks loop over
+// those messages and run their shards until told to stop.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "layers/llama_forward.h"
+#include "layers/model_forward.h"
 #include "runtime/mpi/control_message.h"
 #include "runtime/mpi/mpi_world.h"
 #include "runtime/mpi/q8_0_sync.h"
@@ -27,7 +27,7 @@ struct RankOptions {
 // Per-forward bookkeeping shared by both roles: timings and the hidden-state comparison.
 class RankMonitor {
  public:
-  RankMonitor(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options);
+  RankMonitor(ModelForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options);
   void begin();
   // After the forward (and the token choice): prints timings, compares hidden states (a
   // collective when check_ranks is on: every rank calls it after every forward).
@@ -49,26 +49,26 @@ class RankMonitor {
 
 class RootTokenSource final : public TokenSource {
  public:
-  RootTokenSource(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world,
+  RootTokenSource(ModelForward& model, Q8_0Sync& sync, const MpiWorld& world,
                   const RankOptions& options);
   int n_ctx() const override { return model_.n_ctx(); }
-  int32_t forward(const int32_t* tokens, int B, int pos, Sampler* sampler) override;
-  std::vector<int32_t> forward_each(const int32_t* tokens, int B, int pos, const Sampler& sampler) override;
+  int n_seqs() const override { return model_.n_seqs(); }
+  std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
+  const std::vector<int32_t>& cached(int seq) const override { return model_.cache().tokens(seq); }
+  void truncate(int seq, int n) override;
+  void copy(int src, int dst) override;
   // Sends the other ranks out of their loop; status 1 tells them rank 0 failed.
   void stop(uint16_t status);
   int checked_forwards() const { return monitor_.checked_forwards(); }
   const StepCost& last_cost() const { return monitor_.last_cost(); }
 
  private:
-  // One control message and forward; the picks for the last row, or for every row.
-  std::vector<int32_t> run(const int32_t* tokens, int B, int pos, const Sampler* sampler, bool every_row);
-
-  LlamaForward& model_;
+  ModelForward& model_;
   const MpiWorld& world_;
   RankMonitor monitor_;
 };
 
 // Runs control messages until Stop; returns the stop status (0 normal, 1 rank 0 failed).
-int run_worker(LlamaForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options);
+int run_worker(ModelForward& model, Q8_0Sync& sync, const MpiWorld& world, const RankOptions& options);
 
 }  // namespace r1pi

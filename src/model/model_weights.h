@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/huge_buffer.h"
-#include "model/llama_config.h"
+#include "model/model_config.h"
 #include "model/shard.h"
 #include "ggml/ggml_type.h"
 
@@ -38,7 +38,7 @@ struct LayerWeights {
   Matrix w2;                      // down: all dim rows, the columns of the local hidden units
 };
 
-struct LlamaWeights {
+struct ModelWeights {
   Matrix token_embd;              // all vocab rows: every rank embeds its own tokens
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm; // [dim]
@@ -47,14 +47,15 @@ struct LlamaWeights {
   // Copies this shard's slices (plan_slices) from source into a buffer of its own; file supplies
   // the tensor infos. progress(done_bytes, total_bytes) is called after each slice. Throws
   // r1pi::Error when a tensor is missing or a slice is not block-aligned.
-  static LlamaWeights load(const GgufFile& file, const LlamaConfig& config, const Shard& shard,
+  static ModelWeights load(const GgufFile& file, const ModelConfig& config, const Shard& shard,
                            SliceSource& source,
                            const std::function<void(uint64_t, uint64_t)>& progress = {});
 
-  uint64_t total_bytes() const;   // bytes held (matrices + norms)
+  uint64_t total_bytes() const { return bytes_; }  // bytes of the slices this rank holds
 
  private:
   HugeBuffer buffer_;             // every matrix; the norms are in their vectors
+  uint64_t bytes_ = 0;            // the slice plan's total
 };
 
 }  // namespace r1pi

@@ -1,4 +1,4 @@
-#include "model/llama_weights.h"
+#include "model/model_weights.h"
 
 #include <cstring>
 #include <string>
@@ -11,23 +11,23 @@
 
 namespace r1pi {
 
-LlamaWeights LlamaWeights::load(const GgufFile& file, const LlamaConfig& config, const Shard& shard,
+ModelWeights ModelWeights::load(const GgufFile& file, const ModelConfig& config, const Shard& shard,
                                 SliceSource& source,
                                 const std::function<void(uint64_t, uint64_t)>& progress) {
   const std::vector<TensorSlice> slices = plan_slices(file, config, shard);
-  uint64_t total = 0, done = 0;
-  for (const TensorSlice& s : slices) total += s.bytes();
-
-  LlamaWeights w;
+  ModelWeights w;
+  uint64_t done = 0;
+  for (const TensorSlice& s : slices) w.bytes_ += s.bytes();
+  const uint64_t total = w.bytes_;
   w.layers.resize(config.n_layers);
   // Where a slice goes: the member its row of the tensor table names.
   auto matrix_of = [&w](const TensorSlice& s) -> Matrix* {
-    if (auto m = std::get_if<Matrix LlamaWeights::*>(&s.spec->fills)) return &(w.**m);
+    if (auto m = std::get_if<Matrix ModelWeights::*>(&s.spec->fills)) return &(w.**m);
     if (auto m = std::get_if<Matrix LayerWeights::*>(&s.spec->fills)) return &(w.layers[s.layer].**m);
     return nullptr;
   };
   auto vector_of = [&w](const TensorSlice& s) -> std::vector<float>* {
-    if (auto v = std::get_if<std::vector<float> LlamaWeights::*>(&s.spec->fills)) return &(w.**v);
+    if (auto v = std::get_if<std::vector<float> ModelWeights::*>(&s.spec->fills)) return &(w.**v);
     if (auto v = std::get_if<std::vector<float> LayerWeights::*>(&s.spec->fills))
       return &(w.layers[s.layer].**v);
     return nullptr;
@@ -70,16 +70,6 @@ LlamaWeights LlamaWeights::load(const GgufFile& file, const LlamaConfig& config,
     w.output.rows = shard.vocab.size();
   }
   return w;
-}
-
-uint64_t LlamaWeights::total_bytes() const {
-  uint64_t n = token_embd.bytes() + output_norm.size() * sizeof(float);
-  if (output.data < token_embd.data || output.data >= token_embd.data + token_embd.bytes())
-    n += output.bytes();
-  for (const LayerWeights& L : layers)
-    n += L.wq.bytes() + L.wk.bytes() + L.wv.bytes() + L.wo.bytes() + L.w1.bytes() + L.w2.bytes() +
-         L.w3.bytes() + (L.attn_norm.size() + L.ffn_norm.size()) * sizeof(float);
-  return n;
 }
 
 }  // namespace r1pi

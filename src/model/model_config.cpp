@@ -1,4 +1,4 @@
-#include "model/llama_config.h"
+#include "model/model_config.h"
 
 #include <climits>
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "gguf/gguf_file.h"
+#include "model/architecture.h"
 #include "model/tensor_table.h"
 
 namespace r1pi {
@@ -48,17 +49,26 @@ const GgufTensorInfo& check_tensor(const GgufFile& file, const GgufTensorInfo& t
   return t;
 }
 
-uint32_t require_positive(const GgufFile& file, const char* key) {
-  const uint32_t v = file.get_u32(key);
-  if (v == 0) throw Error(file.path() + ": " + key + " is 0");
-  return v;
+// One row of the architecture's hyper-parameters into c: the key's value, else its fallback.
+// Every size is positive (0 names its key); the floats are checked by the caller, which knows why.
+void read_param(const GgufFile& file, const Architecture& arch, const HyperParam& p, ModelConfig& c) {
+  const std::string key = arch.key(p.key);
+  const bool present = file.has(key);
+  if (!present && !p.fallback) file.get_u32(key);  // throws "missing key" naming the file and key
+  if (auto* u = std::get_if<uint32_t ModelConfig::*>(&p.field)) {
+    c.**u = present ? file.get_u32(key) : uint32_t(p.fallback(c));
+    if (c.**u == 0) throw Error(file.path() + ": " + key + " is 0");
+  } else {
+    auto* f = std::get_if<float ModelConfig::*>(&p.field);
+    c.**f = present ? file.get_f32(key) : float(p.fallback(c));
+  }
 }
 
-uint32_t read_vocab_size(const GgufFile& file) {
-  if (auto v = file.try_u64("llama.vocab_size")) {
+uint32_t read_vocab_size(const GgufFile& file, const Architecture& arch) {
+  if (auto v = file.try_u64(arch.key("vocab_size"))) {
     // Token ids are int32: a larger count would be cut to its low bits (2^32 + 512 read as 512).
     if (*v > uint64_t(INT32_MAX))
-      throw Error(file.path() + ": llama.vocab_size " + std::to_string(*v) +
+      throw Error(file.path() + ": " + arch.key("vocab_size") + " " + std::to_string(*v) +
                   " is more tokens than an int32 id can name");
     return static_cast<uint32_t>(*v);
   }
@@ -68,35 +78,36 @@ uint32_t read_vocab_size(const GgufFile& file) {
   if (const GgufTensorInfo* embd = file.find_tensor("token_embd.weight"); embd && embd->ne.size() == 2) {
     return static_cast<uint32_t>(embd->ne[1]);
   }
-  throw Error(file.path() + ": cannot tell the vocabulary size (no llama.vocab_size, "
-              "tokenizer.ggml.tokens or token_embd.weight)");
+  throw Error(file.path() + ": cannot tell the vocabulary size (no " + arch.key("vocab_size") +
+              ", tokenizer.ggml.tokens or token_embd.weight)");
 }
 
 // llama3 scaling from metadata keys, when the file describes it that way (HF-style converters).
 // The defaults are Llama 3.1's, which is what converters assume for a missing field too.
-std::vector<float> metadata_rope_factors(const GgufFile& file, const LlamaConfig& c) {
-  const auto type = file.try_string("llama.rope.scaling.type");
+std::vector<float> metadata_rope_factors(const GgufFile& file, const ModelConfig& c) {
+  auto key = [&](const char* name) { return c.arch->key(std::string("rope.scaling.") + name); };
+  const auto type = file.try_string(key("type"));
   if (type && *type != "llama3") {
     // "none", or a linear scaling by 1 that some converters write, leave RoPE alone; any other
     // scaling would change it in a way r1pi does not implement, so refuse rather than run wrongly.
     const bool no_op = *type == "none" ||
-        (*type == "linear" && file.try_f32("llama.rope.scaling.factor").value_or(1.0f) == 1.0f);
+        (*type == "linear" && file.try_f32(key("factor")).value_or(1.0f) == 1.0f);
     if (!no_op) {
       throw Error(file.path() + ": rope scaling type '" + *type + "' is not supported (r1pi "
                   "implements llama3 scaling)");
     }
     return {};
   }
-  const bool has_all = file.has("llama.rope.scaling.factor") &&
-                       file.has("llama.rope.scaling.low_freq_factor") &&
-                       file.has("llama.rope.scaling.high_freq_factor") &&
-                       file.has("llama.rope.scaling.original_context_length");
+  const bool has_all = file.has(key("factor")) &&
+                       file.has(key("low_freq_factor")) &&
+                       file.has(key("high_freq_factor")) &&
+                       file.has(key("original_context_length"));
   if (!type && !has_all) return {};
 
-  const float factor = file.try_f32("llama.rope.scaling.factor").value_or(8.0f);
-  const float low = file.try_f32("llama.rope.scaling.low_freq_factor").value_or(1.0f);
-  const float high = file.try_f32("llama.rope.scaling.high_freq_factor").value_or(4.0f);
-  const uint64_t original = file.try_u64("llama.rope.scaling.original_context_length").value_or(8192);
+  const float factor = file.try_f32(key("factor")).value_or(8.0f);
+  const float low = file.try_f32(key("low_freq_factor")).value_or(1.0f);
+  const float high = file.try_f32(key("high_freq_factor")).value_or(4.0f);
+  const uint64_t original = file.try_u64(key("original_context_length")).value_or(8192);
   const bool finite = std::isfinite(factor) && std::isfinite(low) && std::isfinite(high);
   if (!finite || !(factor > 0) || !(low > 0) || !(high > low) || original == 0) {
     throw Error(file.path() + ": bad llama3 rope scaling (factor " + std::to_string(factor) +
@@ -108,7 +119,7 @@ std::vector<float> metadata_rope_factors(const GgufFile& file, const LlamaConfig
                                   static_cast<uint32_t>(original));
 }
 
-std::vector<float> tensor_rope_factors(const GgufFile& file, const LlamaConfig& c) {
+std::vector<float> tensor_rope_factors(const GgufFile& file, const ModelConfig& c) {
   // check_tensors has checked its shape and type.
   const GgufTensorInfo* t = file.find_tensor("rope_freqs.weight");
   if (!t) return {};
@@ -125,7 +136,7 @@ std::vector<float> tensor_rope_factors(const GgufFile& file, const LlamaConfig& 
 
 // Every tensor of the architecture's table, in every layer; also what follows from their types
 // (tied output, the FFN split block).
-void check_tensors(const GgufFile& file, LlamaConfig& c) {
+void check_tensors(const GgufFile& file, ModelConfig& c) {
   for (const TensorInstance& t : model_tensors(c)) {
     const TensorSpec& spec = *t.spec;
     const GgufTensorInfo* info = file.find_tensor(t.name);
@@ -142,60 +153,48 @@ void check_tensors(const GgufFile& file, LlamaConfig& c) {
 
 }  // namespace
 
-LlamaConfig LlamaConfig::from_gguf(const GgufFile& file) {
+void ModelConfig::check_sizes(const std::string& context) const {
+  auto fail = [&](const std::string& what) { throw Error(context + ": " + what); };
+  if (!dim || !n_layers || !n_heads || !n_kv_heads || !head_dim || !ffn_dim || !n_vocab || !n_ctx_train)
+    fail("dim, layers, heads, KV heads, head size, FFN size, vocabulary and context must all be positive");
+  if (n_heads % n_kv_heads != 0)
+    fail(std::to_string(n_heads) + " heads are not divisible by " + std::to_string(n_kv_heads) + " KV heads");
+  if (rope_dim % 2 != 0 || rope_dim > head_dim)
+    fail("rope dimension " + std::to_string(rope_dim) + " must be even and at most the head size " +
+         std::to_string(head_dim));
+  if (!(rms_eps > 0) || !std::isfinite(rms_eps)) fail(arch->key("attention.layer_norm_rms_epsilon") + " must be positive");
+  if (!(rope_base > 1) || !std::isfinite(rope_base)) fail(arch->key("rope.freq_base") + " must be greater than 1");
+}
+
+ModelConfig ModelConfig::from_gguf(const GgufFile& file) {
   const std::string& path = file.path();
-  const std::string arch = file.get_string("general.architecture");
-  if (arch != llama_architecture().name)
-    throw Error(path + ": unknown architecture '" + arch + "' (r1pi runs llama)");
+  const std::string name = file.get_string("general.architecture");
+  const Architecture* arch = find_architecture(name);
+  if (!arch) throw Error(path + ": unknown architecture '" + name + "' (r1pi runs " + architecture_names() + ")");
   // Mixtral-style files say "llama" too; their expert tensors would only show up as missing ffn_*.
-  if (const uint64_t experts = file.try_u64("llama.expert_count").value_or(0); experts > 0) {
-    throw Error(path + ": a mixture-of-experts model (llama.expert_count = " + std::to_string(experts) +
-                "); r1pi runs dense Llama models");
+  if (const uint64_t experts = file.try_u64(arch->key("expert_count")).value_or(0); experts > 0 && !arch->experts) {
+    throw Error(path + ": a mixture-of-experts model (" + arch->key("expert_count") + " = " +
+                std::to_string(experts) + "); r1pi runs dense " + name + " models");
   }
 
-  LlamaConfig c;
-  c.arch = &llama_architecture();
+  ModelConfig c;
+  c.arch = arch;
   c.name = file.try_string("general.name").value_or("");
-  c.n_ctx_train = require_positive(file, "llama.context_length");
-  c.dim = require_positive(file, "llama.embedding_length");
-  c.n_layers = require_positive(file, "llama.block_count");
+  for (const HyperParam& p : arch->params) read_param(file, *arch, p, c);
   // Every layer has tensors of its own: a block count beyond the file's tensors is refused before a
   // tensor list of that many layers is built (2^32 - 1 layers took minutes and gigabytes).
   if (c.n_layers > file.tensors().size()) {
-    throw Error(path + ": llama.block_count is " + std::to_string(c.n_layers) + ", but the file has only " +
-                std::to_string(file.tensors().size()) + " tensors");
+    throw Error(path + ": " + arch->key("block_count") + " is " + std::to_string(c.n_layers) +
+                ", but the file has only " + std::to_string(file.tensors().size()) + " tensors");
   }
-  c.ffn_dim = require_positive(file, "llama.feed_forward_length");
-  c.n_heads = require_positive(file, "llama.attention.head_count");
-  c.n_kv_heads = file.has("llama.attention.head_count_kv")
-                     ? require_positive(file, "llama.attention.head_count_kv")
-                     : c.n_heads;
-  c.rms_eps = file.try_f32("llama.attention.layer_norm_rms_epsilon").value_or(1e-5f);
-  c.rope_base = file.try_f32("llama.rope.freq_base").value_or(10000.0f);
-  if (!(c.rms_eps > 0) || !std::isfinite(c.rms_eps)) {
-    throw Error(path + ": llama.attention.layer_norm_rms_epsilon must be positive");
-  }
-  if (!(c.rope_base > 1) || !std::isfinite(c.rope_base)) {
-    throw Error(path + ": llama.rope.freq_base must be greater than 1");
-  }
-
-  if (c.dim % c.n_heads != 0) {
+  // Without attention.key_length the head size is dim / heads, which must then be whole.
+  if (!file.has(arch->key("attention.key_length")) && c.dim % c.n_heads != 0) {
     throw Error(path + ": embedding length " + std::to_string(c.dim) + " is not divisible by " +
                 std::to_string(c.n_heads) + " heads");
   }
-  if (c.n_heads % c.n_kv_heads != 0) {
-    throw Error(path + ": " + std::to_string(c.n_heads) + " heads are not divisible by " +
-                std::to_string(c.n_kv_heads) + " KV heads");
-  }
-  c.head_dim = c.dim / c.n_heads;
-  c.rope_dim = file.has("llama.rope.dimension_count") ? file.get_u32("llama.rope.dimension_count")
-                                                      : c.head_dim;
-  if (c.rope_dim == 0 || c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim) {
-    throw Error(path + ": rope dimension " + std::to_string(c.rope_dim) +
-                " must be even, positive and at most the head size " + std::to_string(c.head_dim));
-  }
-  c.n_vocab = read_vocab_size(file);
+  c.n_vocab = read_vocab_size(file, *arch);
   if (c.n_vocab == 0) throw Error(path + ": vocabulary size is 0");
+  c.check_sizes(path);
 
   check_tensors(file, c);
   c.rope_freq_factors = metadata_rope_factors(file, c);

@@ -1,0 +1,164 @@
+#include "layers/model_forward.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "common/error.h"
+#include "common/thread_pool.h"
+#include "ggml/quantize.h"
+#include "layers/attention.h"
+#include "neon/kernels.h"
+
+namespace r1pi {
+
+namespace {
+
+// NaN or inf weights would otherwise pass unnoticed: the Q8_0 quantisation of the next matmul's
+// input (and of the ranks' partial sums) turns them into finite noise, and NaN logits make every
+// choice token 0. So the residual updates and the logits are checked where they are made, before
+// any rounding; the message says where (rows of `per` floats, row r at position positions[r]).
+void check_finite(const float* v, size_t n, size_t per, const std::vector<int32_t>& positions,
+                  const std::string& what) {
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]))
+      throw Error(what + " at position " + std::to_string(positions[i / per]) + " is " +
+                  (std::isnan(v[i]) ? "NaN" : "infinite") +
+                  ": the model's weights hold NaN or inf values (a damaged or badly converted file)");
+}
+
+}  // namespace
+
+ModelForward::ModelForward(const ModelConfig& config, const ModelWeights& weights, const Shard& shard,
+                           int n_ctx, ThreadPool& pool, ShardSync& sync, GgmlType kv_type, int n_seqs,
+                           const Kernels& kern)
+    : config_(config), weights_(weights), kern_(kern), shard_(shard), pool_(pool), sync_(sync),
+      cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size()), int(config.head_dim), kv_type, n_seqs),
+      rope_(config, n_ctx),
+      n_q_local_(int(shard.kv_heads.size() * (config.n_heads / config.n_kv_heads))),
+      n_kv_local_(int(shard.kv_heads.size())) {}
+
+void ModelForward::resize(int B) {
+  const size_t dim = config_.dim, hd = config_.head_dim;
+  x_.resize(B * dim);
+  xb_.resize(B * dim);
+  query_.resize(B * n_q_local_ * hd);
+  key_.resize(B * n_kv_local_ * hd);
+  value_.resize(B * n_kv_local_ * hd);
+  att_.resize(B * n_q_local_ * hd);
+  delta_.resize(B * dim);
+  gate_.resize(B * size_t(shard_.ffn.size()));
+  up_.resize(B * size_t(shard_.ffn.size()));
+}
+
+void ModelForward::check(const Batch& batch) const {
+  if (batch.size() == 0) throw Error("forward: empty batch");
+  std::vector<int> next(size_t(cache_.n_seqs()), -1);  // each sequence's next position in the batch
+  for (int i = 0; i < batch.size(); ++i) {
+    const int32_t token = batch.tokens[size_t(i)];
+    const int seq = batch.seqs[size_t(i)], pos = batch.positions[size_t(i)];
+    if (token < 0 || uint32_t(token) >= config_.n_vocab)
+      throw Error("token id " + std::to_string(token) + " is outside the vocabulary of " +
+                  std::to_string(config_.n_vocab));
+    if (seq < 0 || seq >= cache_.n_seqs())
+      throw Error("sequence " + std::to_string(seq) + " has no slot (the cache holds " +
+                  std::to_string(cache_.n_seqs()) + ")");
+    if (pos < 0 || pos >= cache_.n_ctx())
+      throw Error("context overflow: position " + std::to_string(pos) + " does not fit the context of " +
+                  std::to_string(cache_.n_ctx()) + " tokens (raise -c/--ctx-size)");
+    int& want = next[size_t(seq)];
+    if (want < 0 && pos > int(cache_.tokens(seq).size()))
+      throw Error("sequence " + std::to_string(seq) + " continues at position " + std::to_string(pos) +
+                  " but its slot holds " + std::to_string(cache_.tokens(seq).size()) + " positions");
+    if (want >= 0 && pos != want)
+      throw Error("sequence " + std::to_string(seq) + "'s tokens are at positions " + std::to_string(want - 1) +
+                  " then " + std::to_string(pos) + " (they must follow each other)");
+    want = pos + 1;
+  }
+}
+
+// One page: embed, then per layer x += attention(x), x += ffn(x), then the logits.
+const std::vector<float>& ModelForward::forward(const Batch& batch) {
+  check(batch);
+  const std::vector<BatchRun> runs = runs_of(batch);
+  // What the slots held from each sequence's first position on is forgotten now: a failure below
+  // leaves them holding less, never a mix.
+  for (const BatchRun& r : runs) cache_.truncate(r.seq, r.pos);
+  const int B = batch.size();
+  resize(B);
+  const int64_t dim = config_.dim;
+
+  for (int b = 0; b < B; ++b)
+    dequantize_row(weights_.token_embd.type, weights_.token_embd.row(batch.tokens[size_t(b)]), &x_[b * dim], dim);
+
+  for (uint32_t l = 0; l < config_.n_layers; ++l) {
+    const LayerWeights& L = weights_.layers[l];
+    attention_block(l, L, batch, runs);
+    ffn_block(l, L, batch);
+    if (observer_) observer_(l, x_.data(), B * dim);
+  }
+
+  // ---- final norm and logits of this shard's vocabulary rows, for the tokens that want them ----
+  std::vector<int32_t> positions;
+  for (int b = 0; b < B; ++b)
+    if (batch.logits[size_t(b)]) {
+      kern_.rmsnorm(&xb_[positions.size() * dim], &x_[b * dim], weights_.output_norm.data(), dim, config_.rms_eps);
+      positions.push_back(batch.positions[size_t(b)]);
+    }
+  logits_.resize(positions.size() * shard_.vocab.size());
+  if (!positions.empty()) {
+    in_.set(xb_.data(), int(positions.size()), dim);
+    matmul(weights_.output, in_, logits_.data(), pool_, kern_);
+  }
+  check_finite(logits_.data(), logits_.size(), size_t(shard_.vocab.size()), positions,
+               "a logit (of rows " + std::to_string(shard_.vocab.begin) + ".." +
+                   std::to_string(shard_.vocab.end - 1) + ")");
+  for (int b = 0; b < B; ++b) cache_.append(batch.seqs[size_t(b)], batch.tokens[size_t(b)]);
+  return logits_;
+}
+
+// x += Wo attention(rope(Wq xb), rope(Wk xb), Wv xb), xb = rmsnorm(x); keys and values enter the cache.
+void ModelForward::attention_block(uint32_t l, const LayerWeights& L, const Batch& batch,
+                                   const std::vector<BatchRun>& runs) {
+  const int B = batch.size();
+  const int64_t dim = config_.dim, hd = config_.head_dim;
+  const int64_t q_dim = n_q_local_ * hd, kv_dim = n_kv_local_ * hd;
+  for (int b = 0; b < B; ++b) kern_.rmsnorm(&xb_[b * dim], &x_[b * dim], L.attn_norm.data(), dim, config_.rms_eps);
+  in_.set(xb_.data(), B, dim);
+  matmul_each({{L.wq, query_.data()}, {L.wk, key_.data()}, {L.wv, value_.data()}}, in_, pool_, kern_);
+
+  for (int b = 0; b < B; ++b) {
+    const int pos = batch.positions[size_t(b)];
+    kern_.rope(&query_[b * q_dim], n_q_local_, hd, rope_.cos_at(pos), rope_.sin_at(pos));
+    kern_.rope(&key_[b * kv_dim], n_kv_local_, hd, rope_.cos_at(pos), rope_.sin_at(pos));
+    cache_.store(int(l), batch.seqs[size_t(b)], pos, &key_[b * kv_dim], &value_[b * kv_dim]);
+  }
+  attention(kern_, query_.data(), cache_, int(l), runs, {n_q_local_, n_kv_local_, int(hd)}, att_.data(), pool_);
+
+  in_.set(att_.data(), B, q_dim);
+  matmul(L.wo, in_, delta_.data(), pool_, kern_);
+  add_to_residual(batch, "the attention output (wo) of layer " + std::to_string(l));
+}
+
+// x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x).
+void ModelForward::ffn_block(uint32_t l, const LayerWeights& L, const Batch& batch) {
+  const int B = batch.size();
+  const int64_t dim = config_.dim, ffn = shard_.ffn.size();
+  for (int b = 0; b < B; ++b) kern_.rmsnorm(&xb_[b * dim], &x_[b * dim], L.ffn_norm.data(), dim, config_.rms_eps);
+  in_.set(xb_.data(), B, dim);
+  matmul_each({{L.w1, gate_.data()}, {L.w3, up_.data()}}, in_, pool_, kern_);
+  for (int b = 0; b < B; ++b) kern_.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
+  in_.set(gate_.data(), B, ffn);
+  matmul(L.w2, in_, delta_.data(), pool_, kern_);
+  add_to_residual(batch, "the FFN output (w2) of layer " + std::to_string(l));
+}
+
+void ModelForward::add_to_residual(const Batch& batch, const std::string& what) {
+  const int B = batch.size();
+  const int64_t dim = config_.dim;
+  check_finite(delta_.data(), size_t(B * dim), size_t(dim), batch.positions, what);
+  sync_.reduce_sum(delta_.data(), B, dim);
+  for (int64_t i = 0; i < B * dim; ++i) x_[i] += delta_[i];
+}
+
+}  // namespace r1pi

@@ -1,0 +1,76 @@
+// The forward pass of one rank over its shard (the whole model when there is one rank), for any
+// architecture of the registry: a batch of tokens of one or more sequences in, logit rows out.
+// Choosing tokens from the logits happens above it (runtime/token_source.h).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "layers/batch.h"
+#include "layers/kv_cache.h"
+#include "layers/linear.h"
+#include "layers/rope_table.h"
+#include "layers/shard_sync.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "model/shard.h"
+
+namespace r1pi {
+
+class ThreadPool;
+
+class ModelForward {
+ public:
+  // kv_type: the KV cache's type (F32, the exact path; F16 or Q8_0, smaller: KvCache); n_seqs
+  // slots of n_ctx positions; kern: the kernels (the process's backend unless a test names one).
+  ModelForward(const ModelConfig& config, const ModelWeights& weights, const Shard& shard, int n_ctx,
+               ThreadPool& pool, ShardSync& sync, GgmlType kv_type = GgmlType::F32, int n_seqs = 1,
+               const Kernels& kern = kernels());
+
+  // Feeds the batch: every token's keys and values enter its slot at its position (positions the
+  // slot held from a sequence's first token in the batch on are forgotten first). Returns the
+  // logits of this shard's vocabulary rows for the tokens whose logits the batch wants, in batch
+  // order: rows of shard.vocab.size() floats. Throws r1pi::Error for a batch check() refuses, or
+  // for weights that give NaN or inf.
+  const std::vector<float>& forward(const Batch& batch);
+  // Throws r1pi::Error naming the problem when the batch cannot run: empty, a token outside the
+  // vocabulary, a slot that does not exist, positions outside the context, or a sequence whose
+  // tokens are not at consecutive positions continuing what its slot holds.
+  void check(const Batch& batch) const;
+
+  // Called with the residual stream (B rows of dim) after every layer: lets ranks compare their
+  // hidden states.
+  using LayerObserver = std::function<void(uint32_t layer, const float* x, int64_t n)>;
+  void set_layer_observer(LayerObserver observer) { observer_ = std::move(observer); }
+  int n_ctx() const { return cache_.n_ctx(); }
+  int n_seqs() const { return cache_.n_seqs(); }
+  KvCache& cache() { return cache_; }
+  const KvCache& cache() const { return cache_; }
+  uint64_t kv_cache_bytes() const { return cache_.bytes(); }
+  GgmlType kv_cache_type() const { return cache_.type(); }
+  const ModelConfig& config() const { return config_; }
+  const Shard& shard() const { return shard_; }
+
+ private:
+  void resize(int B);
+  // x += the block's output (the ranks' partial sums combined), checked finite first.
+  void attention_block(uint32_t layer, const LayerWeights& L, const Batch& batch, const std::vector<BatchRun>& runs);
+  void ffn_block(uint32_t layer, const LayerWeights& L, const Batch& batch);
+  void add_to_residual(const Batch& batch, const std::string& what);
+
+  const ModelConfig& config_;
+  const ModelWeights& weights_;
+  const Kernels& kern_;
+  Shard shard_;
+  ThreadPool& pool_;
+  ShardSync& sync_;
+  KvCache cache_;
+  RopeTable rope_;
+  int n_q_local_, n_kv_local_;
+  // Scratch for B tokens, resized on demand.
+  std::vector<float> x_, xb_, query_, key_, value_, att_, delta_, gate_, up_, logits_;
+  LinearInput in_;
+  LayerObserver observer_;
+};
+
+}  // namespace r1pi

@@ -1,0 +1,54 @@
+// The hyper-parameters of a model, read from GGUF metadata through its architecture's rows
+// (model/architecture.h) and checked for sense. The model maker writes a file from one too.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace r1pi {
+
+class GgufFile;
+struct Architecture;
+
+struct ModelConfig {
+  const Architecture* arch = nullptr;  // its keys, tensor table and parts (model/arch/)
+  std::string name;            // general.name, for display
+  // The keys' names are <arch>.<key> (llama.context_length); the rows: model/arch/registry.cpp.
+  uint32_t n_ctx_train = 0;    // context_length
+  uint32_t dim = 0;            // embedding_length
+  uint32_t n_layers = 0;       // block_count
+  uint32_t ffn_dim = 0;        // feed_forward_length
+  uint32_t n_heads = 0;        // attention.head_count
+  uint32_t n_kv_heads = 0;     // attention.head_count_kv (defaults to n_heads)
+  uint32_t head_dim = 0;       // attention.key_length (defaults to dim / n_heads)
+  uint32_t rope_dim = 0;       // rope.dimension_count (defaults to head_dim)
+  float rms_eps = 1e-5f;       // attention.layer_norm_rms_epsilon
+  float rope_base = 10000.0f;  // rope.freq_base
+  uint32_t n_vocab = 0;        // vocab_size, else the token list / embedding rows
+  bool tied_output = false;    // no output.weight: logits use token_embd.weight
+  // The FFN splits across ranks on multiples of this many hidden units: the least common multiple
+  // of the block sizes of every tensor whose columns are split by FFN unit (ffn_down, all layers).
+  uint32_t ffn_block = 1;
+  // llama3 RoPE scaling: one divisor per rotated pair (theta_i = pos * base^(-2i/rope_dim) / f_i),
+  // from the metadata keys when the file has them, else the rope_freqs.weight tensor; empty = none.
+  std::vector<float> rope_freq_factors;
+
+  uint32_t q_dim() const { return n_heads * head_dim; }
+  uint32_t kv_dim() const { return n_kv_heads * head_dim; }
+
+  // Reads and validates (a known architecture, positive sizes, heads dividing each other, every
+  // tensor of the architecture's table present with its shape and an allowed type); throws
+  // r1pi::Error naming the file and the problem.
+  static ModelConfig from_gguf(const GgufFile& file);
+  // The sizes alone checked as from_gguf checks them (the model maker's shapes); throws
+  // r1pi::Error("<context>: ...").
+  void check_sizes(const std::string& context) const;
+};
+
+// llama3 frequency factors (Llama 3.1's rope_scaling, as llama.cpp's converter computes the
+// rope_freqs tensor): factor, low/high frequency factors and the original context length.
+std::vector<float> llama3_rope_freq_factors(uint32_t rope_dim, float rope_base, float factor,
+                                            float low_freq_factor, float high_freq_factor,
+                                            uint32_t original_context);
+
+}  // namespace r1pi

@@ -1,0 +1,144 @@
+#include "tools/model_presets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string_view>
+
+#include "common/error.h"
+#include "model/architecture.h"
+#include "tools/model_maker.h"
+
+namespace r1pi {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// The smallest vocabulary the built-in byte tokenizer can fill: 256 bytes, BOS and EOS.
+constexpr uint32_t kMinByteVocab = 258;
+
+// llama3 RoPE frequency scaling (Llama 3.1's rope_scaling), written as the rope_freqs.weight tensor.
+struct Llama3RopeScaling {
+  float factor, low_freq_factor, high_freq_factor;
+  uint32_t original_context;
+};
+
+// A preset: the real model's sizes (head_dim and rope_dim 0: dim / heads and the whole head, so
+// that --dim and --heads keep them consistent) and its RoPE scaling, if any.
+struct Preset {
+  std::string_view arch, name;
+  ModelConfig config;
+  std::optional<Llama3RopeScaling> rope_scaling;
+};
+
+ModelConfig sizes(std::string name, uint32_t dim, uint32_t n_layers, uint32_t n_heads, uint32_t n_kv_heads,
+                  uint32_t ffn_dim, uint32_t n_vocab, uint32_t n_ctx, float rope_base) {
+  ModelConfig c;
+  c.name = std::move(name);
+  c.dim = dim;
+  c.n_layers = n_layers;
+  c.n_heads = n_heads;
+  c.n_kv_heads = n_kv_heads;
+  c.ffn_dim = ffn_dim;
+  c.n_vocab = n_vocab;
+  c.n_ctx_train = n_ctx;
+  c.rope_base = rope_base;
+  c.rms_eps = 1e-5f;
+  return c;
+}
+
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> all = {
+      // Llama 3.1's scaling rule with the original context shrunk to 256, so that the tiny model's
+      // 32-wide heads get all three bands (kept, smoothed, divided) in 2048 positions.
+      {"llama", "tiny", sizes("r1pi random tiny", 256, 4, 8, 4, 768, 512, 2048, 10000.0f),
+       Llama3RopeScaling{8.0f, 1.0f, 4.0f, 256}},
+      // Llama 3.2 1B's shape (untied here unless --tied, to exercise output.weight).
+      {"llama", "1B", sizes("r1pi random 1B", 2048, 16, 32, 8, 8192, 128256, 8192, 500000.0f),
+       Llama3RopeScaling{8.0f, 1.0f, 4.0f, 8192}},
+      // DeepSeek-R1-Distill-Llama-8B's shape. The real file says context_length 131072; 8192 is
+      // written instead so that runtimes sizing their KV cache by it stay small on a random model
+      // (--ctx 131072 gives the real value). The rope factors are the real model's either way.
+      {"llama", "8B", sizes("r1pi random 8B", 4096, 32, 32, 8, 14336, 128256, 8192, 500000.0f),
+       Llama3RopeScaling{8.0f, 1.0f, 4.0f, 8192}},
+  };
+  return all;
+}
+
+const Preset& find_preset(const std::string& arch, const std::string& name) {
+  std::string known;
+  for (const Preset& p : presets()) {
+    if (p.arch != arch) continue;
+    if (lower(std::string(p.name)) == lower(name)) return p;
+    known += (known.empty() ? "" : ", ") + std::string(p.name);
+  }
+  throw Error("unknown preset '" + name + "' for " + arch + " (known: " + known + ")");
+}
+
+}  // namespace
+
+ModelConfig resolve_shape(const MakeOptions& o, uint32_t n_tokenizer_tokens) {
+  const Architecture* arch = find_architecture(o.arch);
+  if (!arch) throw Error("unknown architecture '" + o.arch + "' (r1pi runs " + architecture_names() + ")");
+  const Preset& preset = find_preset(o.arch, o.preset);
+  ModelConfig s = preset.config;
+  s.arch = arch;
+  if (o.dim) s.dim = *o.dim;
+  if (o.n_layers) s.n_layers = *o.n_layers;
+  if (o.n_heads) s.n_heads = *o.n_heads;
+  // Changing the head count without a KV head count keeps plain multi-head attention valid.
+  if (o.n_kv_heads) s.n_kv_heads = *o.n_kv_heads;
+  else if (o.n_heads && s.n_heads % s.n_kv_heads != 0) s.n_kv_heads = s.n_heads;
+  if (o.ffn_dim) s.ffn_dim = *o.ffn_dim;
+  if (o.n_ctx) s.n_ctx_train = *o.n_ctx;
+
+  if (o.n_vocab) {
+    s.n_vocab = *o.n_vocab;
+    if (n_tokenizer_tokens > s.n_vocab) {
+      throw Error("--vocab " + std::to_string(s.n_vocab) + " is smaller than the " +
+                  std::to_string(n_tokenizer_tokens) + " tokens of " + o.tokenizer_json);
+    }
+  } else {
+    s.n_vocab = std::max(s.n_vocab, n_tokenizer_tokens);
+  }
+  if (n_tokenizer_tokens == 0 && s.n_vocab < kMinByteVocab) {
+    throw Error("the built-in byte vocabulary needs a vocabulary of at least " +
+                std::to_string(kMinByteVocab) + " (got " + std::to_string(s.n_vocab) + ")");
+  }
+  if (s.head_dim == 0 && s.n_heads > 0) {
+    if (s.dim % s.n_heads != 0)
+      throw Error("model shape: dim " + std::to_string(s.dim) + " is not divisible by " +
+                  std::to_string(s.n_heads) + " heads");
+    s.head_dim = s.dim / s.n_heads;
+  }
+  if (s.rope_dim == 0) s.rope_dim = s.head_dim;
+  check_shape(s, o.matrix_type, o.output_type, o.tied_output, "model shape");
+  if (const auto& r = preset.rope_scaling)
+    s.rope_freq_factors = llama3_rope_freq_factors(s.rope_dim, s.rope_base, r->factor, r->low_freq_factor,
+                                                   r->high_freq_factor, r->original_context);
+  return s;
+}
+
+void check_shape(const ModelConfig& s, GgmlType matrix_type, GgmlType output_type, bool tied,
+                 const std::string& context) {
+  s.check_sizes(context);
+  // Every matrix's rows (dim long, ffn long for ffn_down, the query heads for attn_output) are
+  // quantised in whole blocks.
+  auto check_rows = [&](GgmlType type, uint64_t n, const char* what) {
+    const size_t block = ggml_block_elements(type);
+    if (n % block) {
+      throw Error(context + ": " + what + " " + std::to_string(n) + " is not a multiple of " +
+                  std::to_string(block) + ", the " + std::string(ggml_type_name(type)) + " block size");
+    }
+  };
+  check_rows(matrix_type, s.dim, "dim");
+  check_rows(matrix_type, s.ffn_dim, "FFN size");
+  check_rows(matrix_type, s.q_dim(), "query size (heads x head size)");
+  if (!tied) check_rows(output_type, s.dim, "dim (for output.weight)");
+}
+
+}  // namespace r1pi
