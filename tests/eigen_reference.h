@@ -1,7 +1,9 @@
-// An independent Llama forward pass for the tests, in double precision with Eigen.
+// An independent forward pass of the decoders r1pi runs (llama, qwen2, qwen3) for the tests, in
+// double precision with Eigen.
 //
 // It shares nothing with r1pi's engine but the GGUF reader and dequantize_row (both tested on their
-// own): the hyper-parameters come straight from the metadata keys, the RoPE factors from the
+// own): the hyper-parameters come straight from the metadata keys (written out here, not read
+// through r1pi's architecture rows), the optional parts from the tensors present, the RoPE factors from the
 // rope_freqs.weight tensor, every weight is dequantised to float and widened to double, and all
 // activations stay in double with NO activation quantisation. Besides the logits it records, at
 // every point where r1pi quantises activations (or merely rounds to float), the relative noise
@@ -12,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,11 +43,17 @@ struct Weight {
 struct Layer {
   Vec attn_norm, ffn_norm;
   Weight wq, wk, wv, wo, w1, w2, w3;
+  Vec bq, bk, bv;        // qwen2's biases (size 0: none)
+  Vec q_norm, k_norm;    // qwen3's per-head norms (size 0: none)
 };
+
+// Deliberate mistakes, for the negative controls: a correct bound must reject each of them.
+enum class RopeMode { Adjacent, RotateHalf, None };
 
 struct Model {
   uint32_t dim = 0, n_layers = 0, ffn = 0, n_heads = 0, n_kv = 0, hd = 0, rope_dim = 0, n_vocab = 0;
   double eps = 1e-5, rope_base = 10000;
+  RopeMode rope = RopeMode::Adjacent;  // llama's adjacent pairs; qwen2/qwen3 rotate halves
   std::vector<double> freq_factors;  // empty: none
   Weight embd;                       // n_vocab x dim
   std::vector<Layer> layers;
@@ -79,16 +88,19 @@ inline Vec read_vector(const GgufFile& f, const std::string& name) {
 inline Model load(const std::string& path) {
   GgufFile f = GgufFile::open(path);
   Model m;
-  m.dim = f.get_u32("llama.embedding_length");
-  m.n_layers = f.get_u32("llama.block_count");
-  m.ffn = f.get_u32("llama.feed_forward_length");
-  m.n_heads = f.get_u32("llama.attention.head_count");
-  m.n_kv = f.has("llama.attention.head_count_kv") ? f.get_u32("llama.attention.head_count_kv")
-                                                  : m.n_heads;
-  m.hd = m.dim / m.n_heads;
-  m.rope_dim = f.has("llama.rope.dimension_count") ? f.get_u32("llama.rope.dimension_count") : m.hd;
-  m.eps = f.try_f32("llama.attention.layer_norm_rms_epsilon").value_or(1e-5f);
-  m.rope_base = f.try_f32("llama.rope.freq_base").value_or(10000.0f);
+  const std::string arch = f.get_string("general.architecture");
+  if (arch != "llama" && arch != "qwen2" && arch != "qwen3") throw std::runtime_error("reference: " + arch);
+  auto key = [&](const char* k) { return arch + "." + k; };
+  m.rope = arch == "llama" ? RopeMode::Adjacent : RopeMode::RotateHalf;
+  m.dim = f.get_u32(key("embedding_length"));
+  m.n_layers = f.get_u32(key("block_count"));
+  m.ffn = f.get_u32(key("feed_forward_length"));
+  m.n_heads = f.get_u32(key("attention.head_count"));
+  m.n_kv = f.has(key("attention.head_count_kv")) ? f.get_u32(key("attention.head_count_kv")) : m.n_heads;
+  m.hd = f.has(key("attention.key_length")) ? f.get_u32(key("attention.key_length")) : m.dim / m.n_heads;
+  m.rope_dim = f.has(key("rope.dimension_count")) ? f.get_u32(key("rope.dimension_count")) : m.hd;
+  m.eps = f.try_f32(key("attention.layer_norm_rms_epsilon")).value_or(1e-5f);
+  m.rope_base = f.try_f32(key("rope.freq_base")).value_or(10000.0f);
   if (f.find_tensor("rope_freqs.weight")) {
     const Vec ff = read_vector(f, "rope_freqs.weight");
     m.freq_factors.assign(ff.data(), ff.data() + ff.size());
@@ -102,6 +114,12 @@ inline Model load(const std::string& path) {
     L.wq = read_weight(f, p + "attn_q.weight");
     L.wk = read_weight(f, p + "attn_k.weight");
     L.wv = read_weight(f, p + "attn_v.weight");
+    auto optional = [&](const std::string& name) { return f.find_tensor(name) ? read_vector(f, name) : Vec(); };
+    L.bq = optional(p + "attn_q.bias");
+    L.bk = optional(p + "attn_k.bias");
+    L.bv = optional(p + "attn_v.bias");
+    L.q_norm = optional(p + "attn_q_norm.weight");
+    L.k_norm = optional(p + "attn_k_norm.weight");
     L.wo = read_weight(f, p + "attn_output.weight");
     L.ffn_norm = read_vector(f, p + "ffn_norm.weight");
     L.w1 = read_weight(f, p + "ffn_gate.weight");
@@ -115,13 +133,13 @@ inline Model load(const std::string& path) {
   return m;
 }
 
-// Deliberate mistakes, for the negative controls: a correct bound must reject each of them.
-enum class RopeMode { Adjacent, RotateHalf, None };
 struct Options {
-  RopeMode rope = RopeMode::Adjacent;
+  std::optional<RopeMode> rope;   // another layout than the model's
   bool ignore_freq_factors = false;
   bool gqa_modulo = false;        // KV head h % n_kv instead of h / group
   double position_scale = 1.0;    // theta uses pos * position_scale
+  bool ignore_biases = false;     // qwen2's q/k/v biases left out
+  bool ignore_qk_norm = false;    // qwen3's per-head norms left out
 };
 
 struct Result {
@@ -192,20 +210,27 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
     inv_freq[i] = std::pow(m.rope_base, -2.0 * i / double(m.rope_dim));
     if (!m.freq_factors.empty() && !o.ignore_freq_factors) inv_freq[i] /= m.freq_factors[i];
   }
+  const RopeMode rope_mode = o.rope.value_or(m.rope);
   auto rope = [&](Vec& v, int n_heads, int pos) {
-    if (o.rope == RopeMode::None) return;
+    if (rope_mode == RopeMode::None) return;
     for (int h = 0; h < n_heads; ++h) {
       double* x = v.data() + size_t(h) * m.hd;
       for (int i = 0; i < pairs; ++i) {
         const double th = pos * o.position_scale * inv_freq[i];
         const double c = std::cos(th), s = std::sin(th);
-        const int a = o.rope == RopeMode::Adjacent ? 2 * i : i;
-        const int b = o.rope == RopeMode::Adjacent ? 2 * i + 1 : i + int(m.hd) / 2;
+        const int a = rope_mode == RopeMode::Adjacent ? 2 * i : i;
+        const int b = rope_mode == RopeMode::Adjacent ? 2 * i + 1 : i + int(m.hd) / 2;
         const double x0 = x[a], x1 = x[b];
         x[a] = x0 * c - x1 * s;
         x[b] = x0 * s + x1 * c;
       }
     }
+  };
+
+  // RMSNorm of each head with the weight all heads share (qwen3).
+  auto norm_heads = [&](Vec& v, const Vec& w) {
+    if (w.size() == 0) return;
+    for (int64_t h = 0; h < v.size() / int64_t(m.hd); ++h) v.segment(h * m.hd, m.hd) = rmsnorm(v.segment(h * m.hd, m.hd), w, m.eps);
   };
 
   std::vector<Vec> X(T);
@@ -218,11 +243,18 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
     for (int t = 0; t < T; ++t) {
       const Vec xb = rmsnorm(X[t], L.attn_norm, m.eps);
       point(k0, t, xb, {&L.wq, &L.wk, &L.wv}, {&Q[t], &K[t], &V[t]});
+      if (L.bq.size() && !o.ignore_biases) Q[t] += L.bq;
+      if (L.bk.size() && !o.ignore_biases) K[t] += L.bk;
+      if (L.bv.size() && !o.ignore_biases) V[t] += L.bv;
+      if (!o.ignore_qk_norm) {
+        norm_heads(Q[t], L.q_norm);
+        norm_heads(K[t], L.k_norm);
+      }
       rope(Q[t], int(m.n_heads), t);
       rope(K[t], int(m.n_kv), t);
     }
     for (int t = 0; t < T; ++t) {
-      Vec att = Vec::Zero(m.dim);
+      Vec att = Vec::Zero(int64_t(m.n_heads) * m.hd);
       for (int h = 0; h < int(m.n_heads); ++h) {
         const int kvh = o.gqa_modulo ? h % int(m.n_kv) : h / group;
         const auto q = Q[t].segment(size_t(h) * m.hd, m.hd);

@@ -273,10 +273,15 @@ TEST(Backends, RopeSameBytes) {
           s[i] = std::sin(angle[i]);
         }
         std::vector<float> got = float_row(heads * head_dim, rng), want = got;
+        std::vector<float> got_neox = got, want_neox = got;
         k->rope(got.data(), heads, head_dim, c.data(), s.data());
         S().rope(want.data(), heads, head_dim, c.data(), s.data());
         ASSERT_TRUE(same_floats(got.data(), want.data(), got.size()))
             << k->name << " head_dim " << head_dim << " heads " << heads;
+        k->rope_neox(got_neox.data(), heads, head_dim, c.data(), s.data());
+        S().rope_neox(want_neox.data(), heads, head_dim, c.data(), s.data());
+        ASSERT_TRUE(same_floats(got_neox.data(), want_neox.data(), got.size()))
+            << k->name << " rope_neox head_dim " << head_dim << " heads " << heads;
       }
     }
   }

@@ -119,6 +119,7 @@ TEST(KernelsScalar, TableIsComplete) {
   EXPECT_NE(K().softmax, nullptr);
   EXPECT_NE(K().silu_mul, nullptr);
   EXPECT_NE(K().rope, nullptr);
+  EXPECT_NE(K().rope_neox, nullptr);
   EXPECT_NE(K().axpy, nullptr);
 }
 
@@ -406,6 +407,34 @@ TEST(KernelsScalar, Rope) {
       ASSERT_LE(std::fabs(norm_out - norm_in), 12 * kU * norm_in) << h << "," << i;
     }
   }
+}
+
+// NEOX pairs each element of a head's first half with the one half a head later, with the same
+// two products per output as the adjacent layout, so its results are the adjacent layout's on the
+// pairs moved side by side.
+TEST(KernelsScalar, RopeNeoxRotatesHalves) {
+  const int64_t n_heads = 3, head_dim = 128, half = head_dim / 2;
+  std::vector<float> cos(half), sin(half);
+  for (int64_t i = 0; i < half; ++i) {
+    const double theta = 29.0 * std::pow(1e6, -2.0 * double(i) / double(head_dim));
+    cos[i] = float(std::cos(theta));
+    sin[i] = float(std::sin(theta));
+  }
+  std::vector<float> x = random_row(n_heads * head_dim, 21);
+  std::vector<float> paired(x.size());  // x with each head's (i, i + half) moved to (2i, 2i + 1)
+  for (int64_t h = 0; h < n_heads; ++h)
+    for (int64_t i = 0; i < half; ++i) {
+      paired[size_t(h * head_dim + 2 * i)] = x[size_t(h * head_dim + i)];
+      paired[size_t(h * head_dim + 2 * i + 1)] = x[size_t(h * head_dim + i + half)];
+    }
+  K().rope_neox(x.data(), n_heads, head_dim, cos.data(), sin.data());
+  K().rope(paired.data(), n_heads, head_dim, cos.data(), sin.data());
+  for (int64_t h = 0; h < n_heads; ++h)
+    for (int64_t i = 0; i < half; ++i) {
+      ASSERT_TRUE(same_bits(x[size_t(h * head_dim + i)], paired[size_t(h * head_dim + 2 * i)])) << h << "," << i;
+      ASSERT_TRUE(same_bits(x[size_t(h * head_dim + i + half)], paired[size_t(h * head_dim + 2 * i + 1)]))
+          << h << "," << i;
+    }
 }
 
 TEST(KernelsScalar, Axpy) {

@@ -131,6 +131,19 @@ ModelSpec small_f16() {  // F16 matrices and output, 3 heads of 32, MQA
   return s;
 }
 
+ModelSpec qwen2_tiny() {  // q/k/v biases, RoPE over halves; Q8_0 matrices, Q4_0 output
+  ModelSpec s{"qwen2_tiny", opts(13, GgmlType::Q8_0, GgmlType::Q4_0, false)};
+  s.options.arch = "qwen2";
+  s.options.n_layers = 2;
+  return s;
+}
+ModelSpec qwen3_tiny() {  // per-head q/k norm, head size 64 = 2 x dim / heads, RoPE over halves
+  ModelSpec s{"qwen3_tiny", opts(17, GgmlType::Q4_0, GgmlType::Q6_K, false)};
+  s.options.arch = "qwen3";
+  s.options.n_layers = 2;
+  return s;
+}
+
 const std::string& model_path(const ModelSpec& spec) {
   static std::map<std::string, std::string> made;
   auto it = made.find(spec.name);
@@ -253,6 +266,37 @@ TEST(ReferenceForward, SmallQ8_0WithQ4_0Output) { check_model(small_q8_0_out_q4_
 TEST(ReferenceForward, SmallQ4_0TiedOutput) { check_model(small_q4_0_tied(), 24, 3); }
 TEST(ReferenceForward, SmallF32TiedNoQuantisation) { check_model(small_f32_tied(), 24, 4); }
 TEST(ReferenceForward, SmallF16) { check_model(small_f16(), 24, 5); }
+
+// Seeds chosen as above (a scan of 60): min margin 4.9x (qwen2) and 2.7x (qwen3) the max error.
+TEST(ReferenceForward, Qwen2TinyBiasesRopeHalves) { check_model(qwen2_tiny(), 24, 55); }
+TEST(ReferenceForward, Qwen3TinyHeadNormsRopeHalves) { check_model(qwen3_tiny(), 24, 37); }
+
+// The qwen parts must show: leaving one out, or rotating adjacent pairs, breaks the bound at a
+// quarter of the positions or more (random q/k norms near 1 change less than a wrong RoPE).
+TEST(ReferenceForward, NegativeControlsQwen) {
+  ref::Options adjacent, no_biases, no_norms;
+  adjacent.rope = ref::RopeMode::Adjacent;
+  no_biases.ignore_biases = true;
+  no_norms.ignore_qk_norm = true;
+  struct Bad {
+    ModelSpec spec;
+    const char* name;
+    ref::Options o;
+  };
+  const int T = 24;
+  for (const Bad& bad : {Bad{qwen2_tiny(), "qwen2 with adjacent pairs", adjacent},
+                         Bad{qwen2_tiny(), "qwen2 without biases", no_biases},
+                         Bad{qwen3_tiny(), "qwen3 with adjacent pairs", adjacent},
+                         Bad{qwen3_tiny(), "qwen3 without head norms", no_norms}}) {
+    Loaded& m = loaded(bad.spec);
+    const std::vector<int32_t> tokens = random_tokens(T, m.ref.n_vocab, 7);
+    const std::vector<float> r1 = r1pi_logits(m.r1, tokens, T);
+    ASSERT_EQ(compare(r1, ref::forward(m.ref, tokens), 1).violations, 0) << bad.name;
+    const Comparison c = compare(r1, ref::forward(m.ref, tokens, bad.o), 1);
+    print(std::string("negative control: ") + bad.name, c);
+    EXPECT_GE(c.violations, T / 4) << bad.name << " passes the bound: it is too loose";
+  }
+}
 
 // The reference reads RoPE factors itself (rope_freqs.weight); they must be the llama3 ones and
 // r1pi's config must agree, or the comparisons above would test nothing about them.

@@ -10,6 +10,7 @@
 #include "model/architecture.h"
 #include "tools/inflate.h"
 #include "tools/model_maker.h"
+#include "tools/model_presets.h"
 
 namespace {
 
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
   std::string make_out, output_type = "q6_k";
   CLI::App* make_cmd = app.add_subcommand("make", "write a random-weight model (Q4_0)");
   make_cmd->add_option("--arch", make.arch, "architecture: " + r1pi::architecture_names())->capture_default_str();
-  make_cmd->add_option("--preset", make.preset, "llama: tiny, 1B or 8B (the other flags override it)")
+  make_cmd->add_option("--preset", make.preset, "the real model's shape (the other flags override it): " + r1pi::preset_names())
       ->capture_default_str();
   make_cmd->add_option("-o,--output", make_out, "GGUF file to write")->required();
   add_shape_options(make_cmd, make);

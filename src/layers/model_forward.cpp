@@ -117,7 +117,8 @@ const std::vector<float>& ModelForward::forward(const Batch& batch) {
   return logits_;
 }
 
-// x += Wo attention(rope(Wq xb), rope(Wk xb), Wv xb), xb = rmsnorm(x); keys and values enter the cache.
+// x += Wo attention(rope(q), rope(k), v), xb = rmsnorm(x), q = Wq xb (+ bq) (per-head norm), k
+// likewise, v = Wv xb (+ bv); the optional parts are those the layer has. Keys and values enter the cache.
 void ModelForward::attention_block(uint32_t l, const LayerWeights& L, const Batch& batch,
                                    const std::vector<BatchRun>& runs) {
   const int B = batch.size();
@@ -128,10 +129,16 @@ void ModelForward::attention_block(uint32_t l, const LayerWeights& L, const Batc
   matmul_each({{L.wq, query_.data()}, {L.wk, key_.data()}, {L.wv, value_.data()}}, in_, pool_, kern_);
 
   for (int b = 0; b < B; ++b) {
+    float *q = &query_[b * q_dim], *k = &key_[b * kv_dim], *v = &value_[b * kv_dim];
+    add_bias(q, L.bq);
+    add_bias(k, L.bk);
+    add_bias(v, L.bv);
+    norm_heads(q, n_q_local_, L.q_norm);
+    norm_heads(k, n_kv_local_, L.k_norm);
     const int pos = batch.positions[size_t(b)];
-    kern_.rope(&query_[b * q_dim], n_q_local_, hd, rope_.cos_at(pos), rope_.sin_at(pos));
-    kern_.rope(&key_[b * kv_dim], n_kv_local_, hd, rope_.cos_at(pos), rope_.sin_at(pos));
-    cache_.store(int(l), batch.seqs[size_t(b)], pos, &key_[b * kv_dim], &value_[b * kv_dim]);
+    rope_.rotate(q, n_q_local_, pos, kern_);
+    rope_.rotate(k, n_kv_local_, pos, kern_);
+    cache_.store(int(l), batch.seqs[size_t(b)], pos, k, v);
   }
   attention(kern_, query_.data(), cache_, int(l), runs, {n_q_local_, n_kv_local_, int(hd)}, att_.data(), pool_);
 
@@ -151,6 +158,19 @@ void ModelForward::ffn_block(uint32_t l, const LayerWeights& L, const Batch& bat
   in_.set(gate_.data(), B, ffn);
   matmul(L.w2, in_, delta_.data(), pool_, kern_);
   add_to_residual(batch, "the FFN output (w2) of layer " + std::to_string(l));
+}
+
+// y += bias (the local heads' part); nothing when the layer has no bias.
+void ModelForward::add_bias(float* y, const std::vector<float>& bias) {
+  for (size_t i = 0; i < bias.size(); ++i) y[i] += bias[i];
+}
+
+// Each head of x scaled by its own RMS and the weight shared by all heads (qwen3's q/k norm, the
+// model's epsilon); nothing when the layer has no such weight.
+void ModelForward::norm_heads(float* x, int n_heads, const std::vector<float>& w) const {
+  if (w.empty()) return;
+  const int64_t hd = config_.head_dim;
+  for (int h = 0; h < n_heads; ++h) kern_.rmsnorm(x + h * hd, x + h * hd, w.data(), hd, config_.rms_eps);
 }
 
 void ModelForward::add_to_residual(const Batch& batch, const std::string& what) {

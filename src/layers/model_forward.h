@@ -57,6 +57,8 @@ class ModelForward {
   void attention_block(uint32_t layer, const LayerWeights& L, const Batch& batch, const std::vector<BatchRun>& runs);
   void ffn_block(uint32_t layer, const LayerWeights& L, const Batch& batch);
   void add_to_residual(const Batch& batch, const std::string& what);
+  static void add_bias(float* y, const std::vector<float>& bias);
+  void norm_heads(float* x, int n_heads, const std::vector<float>& w) const;
 
   const ModelConfig& config_;
   const ModelWeights& weights_;

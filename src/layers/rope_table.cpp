@@ -2,9 +2,12 @@
 
 #include <cmath>
 
+#include "model/architecture.h"
+
 namespace r1pi {
 
-RopeTable::RopeTable(const ModelConfig& config, int n_ctx) : pairs_(config.head_dim / 2) {
+RopeTable::RopeTable(const ModelConfig& config, int n_ctx)
+    : halves_(config.arch->rope == RopeLayout::NeoxHalves), pairs_(config.head_dim / 2) {
   cos_.assign(size_t(n_ctx) * pairs_, 1.0f);
   sin_.assign(size_t(n_ctx) * pairs_, 0.0f);
   const size_t rotated = config.rope_dim / 2;
@@ -19,6 +22,10 @@ RopeTable::RopeTable(const ModelConfig& config, int n_ctx) : pairs_(config.head_
       cos_[size_t(pos) * pairs_ + i] = float(std::cos(theta));
       sin_[size_t(pos) * pairs_ + i] = float(std::sin(theta));
     }
+}
+
+void RopeTable::rotate(float* x, int n_heads, int pos, const Kernels& kern) const {
+  (halves_ ? kern.rope_neox : kern.rope)(x, n_heads, int64_t(pairs_ * 2), cos_at(pos), sin_at(pos));
 }
 
 }  // namespace r1pi

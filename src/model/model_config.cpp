@@ -162,6 +162,10 @@ void ModelConfig::check_sizes(const std::string& context) const {
   if (rope_dim % 2 != 0 || rope_dim > head_dim)
     fail("rope dimension " + std::to_string(rope_dim) + " must be even and at most the head size " +
          std::to_string(head_dim));
+  // Rotating halves over part of a head pairs x[i] with x[i + rope_dim/2]: no model r1pi runs does it.
+  if (arch->rope == RopeLayout::NeoxHalves && rope_dim != head_dim)
+    fail("rope dimension " + std::to_string(rope_dim) + " must equal the head size " + std::to_string(head_dim) +
+         " for " + std::string(arch->name) + "'s RoPE over the halves of each head");
   if (!(rms_eps > 0) || !std::isfinite(rms_eps)) fail(arch->key("attention.layer_norm_rms_epsilon") + " must be positive");
   if (!(rope_base > 1) || !std::isfinite(rope_base)) fail(arch->key("rope.freq_base") + " must be greater than 1");
 }

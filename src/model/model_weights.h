@@ -32,6 +32,9 @@ struct Matrix {
 struct LayerWeights {
   std::vector<float> attn_norm;   // [dim]
   Matrix wq, wk, wv;              // local query / key / value rows
+  // Optional parts, empty when the architecture or file has none:
+  std::vector<float> bq, bk, bv;  // biases added after wq / wk / wv (qwen2): the local heads' part
+  std::vector<float> q_norm, k_norm;  // [head_dim] RMSNorm of each query / key head before RoPE (qwen3)
   Matrix wo;                      // all dim rows, the columns of the local heads
   std::vector<float> ffn_norm;    // [dim]
   Matrix w1, w3;                  // gate and up: local hidden rows

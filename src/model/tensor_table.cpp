@@ -52,6 +52,7 @@ uint64_t dim_size(const ModelConfig& c, Dim dim) {
     case Dim::Ffn: return c.ffn_dim;
     case Dim::Vocab: return c.n_vocab;
     case Dim::RopePairs: return c.rope_dim / 2;
+    case Dim::HeadDim: return c.head_dim;
   }
   throw Error("internal error: unknown tensor dimension");
 }

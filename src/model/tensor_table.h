@@ -26,6 +26,7 @@ enum class Dim : uint8_t {
   Ffn,        // ffn_dim
   Vocab,      // n_vocab
   RopePairs,  // rope_dim / 2
+  HeadDim,    // head_dim: one head (per-head q/k norms)
 };
 
 // Tensor parallelism: a tensor is whole on every rank, or each rank holds a contiguous range of
@@ -55,7 +56,7 @@ using WeightMember = std::variant<std::monostate, Matrix ModelWeights::*,
 
 enum class Presence : uint8_t {
   Required,
-  Optional,       // absent: the configuration knows what to do (rope_freqs: no scaling table)
+  Optional,       // absent: the configuration or the block does without (rope_freqs, q/k/v biases)
   ElseTokenEmbd,  // absent: tied to token_embd.weight (output.weight)
 };
 

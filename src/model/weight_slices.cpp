@@ -19,6 +19,7 @@ std::vector<TensorSlice> plan_slices(const GgufFile& file, const ModelConfig& co
     if (std::holds_alternative<std::monostate>(spec.fills)) continue;
     const GgufTensorInfo* info = file.find_tensor(t.name);
     if (!info && spec.presence == Presence::ElseTokenEmbd && config.tied_output) continue;
+    if (!info && spec.presence == Presence::Optional) continue;  // the block does without
     if (!info) throw Error(file.path() + ": missing tensor '" + t.name + "'");
     TensorSlice s{info, &spec, t.layer, 0, int64_t(info->rows()), 0, int64_t(info->ne[0])};
     if (spec.split.unit != Unit::None) {

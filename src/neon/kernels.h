@@ -27,6 +27,8 @@
 // silu_mul: g[i] = (g[i] / (1.0f + exp(-g[i]))) * u[i]
 // rope (adjacent pairs, llama.cpp's "normal" mode): for each head h and pair i < head_dim/2,
 //   x0 = x[2i], x1 = x[2i+1]:  x[2i] = x0 * c[i] - x1 * s[i];  x[2i+1] = x0 * s[i] + x1 * c[i]
+// rope_neox (halves, llama.cpp's NEOX mode: Qwen): the same with x0 = x[i], x1 = x[i + head_dim/2].
+// rmsnorm may write over its input (out == x: qwen3's per-head norms).
 // axpy: y[i] = fma(a, x[i], y[i])
 // weighted_sum (attention's values): per output element, over the positions in order,
 //   out[i] = fma(p_t, v_t[i], out[i])      (F16 values converted to float first)
@@ -117,6 +119,7 @@ struct Kernels {
   void (*softmax)(float* x, int64_t n);
   void (*silu_mul)(float* g, const float* u, int64_t n);
   void (*rope)(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
+  void (*rope_neox)(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
   void (*axpy)(float* y, float a, const float* x, int64_t n);
   // weighted_sum over value rows of each KV cache type (F32, F16, Q8_0: n a multiple of 32).
   void (*weighted_sum_f32)(const WeightedSumArgs& a);

@@ -495,6 +495,27 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const f
   }
 }
 
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin) {
+  const int64_t half = head_dim / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* a = x + h * head_dim;
+    float* b = a + half;
+    int64_t i = 0;
+    for (; i + 4 <= half; i += 4) {
+      const float32x4_t x0 = vld1q_f32(a + i), x1 = vld1q_f32(b + i);
+      const float32x4_t c = vld1q_f32(cos + i), s = vld1q_f32(sin + i);
+      vst1q_f32(a + i, vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)));
+      vst1q_f32(b + i, vaddq_f32(vmulq_f32(x0, s), vmulq_f32(x1, c)));
+    }
+    for (; i < half; ++i) {
+      const float x0 = a[i];
+      const float x1 = b[i];
+      a[i] = x0 * cos[i] - x1 * sin[i];
+      b[i] = x0 * sin[i] + x1 * cos[i];
+    }
+  }
+}
+
 void axpy(float* y, float a, const float* x, int64_t n) {
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(x + i), a));
@@ -611,6 +632,7 @@ constexpr Kernels make_table(const char* name) {
       .softmax = softmax,
       .silu_mul = silu_mul,
       .rope = rope,
+      .rope_neox = rope_neox,
       .axpy = axpy,
       .weighted_sum_f32 = weighted_sum<F32W>,
       .weighted_sum_f16 = weighted_sum<F16W>,

@@ -116,6 +116,19 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const f
   }
 }
 
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin) {
+  const int64_t half = head_dim / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* xh = x + h * head_dim;
+    for (int64_t i = 0; i < half; ++i) {
+      const float x0 = xh[i];
+      const float x1 = xh[i + half];
+      xh[i] = x0 * cos[i] - x1 * sin[i];
+      xh[i + half] = x0 * sin[i] + x1 * cos[i];
+    }
+  }
+}
+
 void axpy(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i], y[i]);
 }
@@ -183,6 +196,7 @@ const Kernels kScalar = {
     .softmax = softmax,
     .silu_mul = silu_mul,
     .rope = rope,
+    .rope_neox = rope_neox,
     .axpy = axpy,
     .weighted_sum_f32 = weighted_sum<float>,
     .weighted_sum_f16 = weighted_sum<uint16_t>,

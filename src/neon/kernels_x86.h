@@ -39,6 +39,7 @@ void rmsnorm(float* out, const float* x, const float* w, int64_t n, float eps);
 void softmax(float* x, int64_t n);
 void silu_mul(float* g, const float* u, int64_t n);
 void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
 void axpy(float* y, float a, const float* x, int64_t n);
 // The TypeKernels entries of the float weight types.
 float vec_dot_f16(int64_t n, const void* w, const void* x);
@@ -68,6 +69,7 @@ constexpr Kernels x86_kernels(const char* name, TypeKernels q4_0, TypeKernels q8
       .softmax = x86::softmax,
       .silu_mul = x86::silu_mul,
       .rope = x86::rope,
+      .rope_neox = x86::rope_neox,
       .axpy = x86::axpy,
       .weighted_sum_f32 = x86::weighted_sum_f32,
       .weighted_sum_f16 = x86::weighted_sum_f16,

@@ -144,6 +144,28 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const f
   }
 }
 
+// Eight pairs at a time: the halves are contiguous, so no shuffles.
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin) {
+  const int64_t half = head_dim / 2;
+  const int64_t h8 = half & ~int64_t(7);
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* a = x + h * head_dim;
+    float* b = a + half;
+    for (int64_t i = 0; i < h8; i += 8) {
+      const __m256 x0 = _mm256_loadu_ps(a + i), x1 = _mm256_loadu_ps(b + i);
+      const __m256 c = _mm256_loadu_ps(cos + i), s = _mm256_loadu_ps(sin + i);
+      _mm256_storeu_ps(a + i, _mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)));
+      _mm256_storeu_ps(b + i, _mm256_add_ps(_mm256_mul_ps(x0, s), _mm256_mul_ps(x1, c)));
+    }
+    for (int64_t i = h8; i < half; ++i) {
+      const float x0 = a[i];
+      const float x1 = b[i];
+      a[i] = x0 * cos[i] - x1 * sin[i];
+      b[i] = x0 * sin[i] + x1 * cos[i];
+    }
+  }
+}
+
 void axpy(float* y, float a, const float* x, int64_t n) {
   const __m256 va = _mm256_set1_ps(a);
   const int64_t n8 = n & ~int64_t(7);

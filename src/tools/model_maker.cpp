@@ -58,10 +58,12 @@ std::vector<RandomTensor> plan_tensors(const ModelConfig& c, const MakeOptions& 
     const TensorSpec& spec = *ti.spec;
     if (std::holds_alternative<std::monostate>(spec.fills)) continue;
     const bool output = spec.presence == Presence::ElseTokenEmbd;
-    if (output && o.tied_output) continue;
+    if (output && c.tied_output) continue;
     const std::vector<uint64_t> ne = spec.shape(c);
     if (!spec.is_matrix()) {
-      t.push_back({ti.name, ne, GgmlType::F32, 1.0f, norm_noise});
+      // Norm weights near 1; biases (split with their heads) near 0.
+      const bool bias = spec.split.unit != Unit::None;
+      t.push_back({ti.name, ne, GgmlType::F32, bias ? 0.0f : 1.0f, norm_noise});
       continue;
     }
     const double fan_in = static_cast<double>(ne[0]);

@@ -27,8 +27,9 @@ struct Llama3RopeScaling {
   uint32_t original_context;
 };
 
-// A preset: the real model's sizes (head_dim and rope_dim 0: dim / heads and the whole head, so
-// that --dim and --heads keep them consistent) and its RoPE scaling, if any.
+// A preset: the real model's sizes (head_dim 0: dim / heads, so that --dim and --heads keep it
+// consistent; Qwen3 fixes it; rope_dim 0: the whole head), whether its output is tied, and its
+// RoPE scaling, if any.
 struct Preset {
   std::string_view arch, name;
   ModelConfig config;
@@ -51,6 +52,14 @@ ModelConfig sizes(std::string name, uint32_t dim, uint32_t n_layers, uint32_t n_
   return c;
 }
 
+// Qwen's: RMS epsilon 1e-6, a fixed head size where given (qwen3), tied or not as the real file.
+ModelConfig qwen(ModelConfig c, uint32_t head_dim, bool tied) {
+  c.rms_eps = 1e-6f;
+  c.head_dim = head_dim;
+  c.tied_output = tied;
+  return c;
+}
+
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> all = {
       // Llama 3.1's scaling rule with the original context shrunk to 256, so that the tiny model's
@@ -65,6 +74,16 @@ const std::vector<Preset>& presets() {
       // (--ctx 131072 gives the real value). The rope factors are the real model's either way.
       {"llama", "8B", sizes("r1pi random 8B", 4096, 32, 32, 8, 14336, 128256, 8192, 500000.0f),
        Llama3RopeScaling{8.0f, 1.0f, 4.0f, 8192}},
+      // qwen2 (biases on q/k/v): the tiny shape, DeepSeek-R1-Distill-Qwen-1.5B and -7B.
+      {"qwen2", "tiny", qwen(sizes("r1pi random qwen2 tiny", 256, 4, 8, 4, 768, 512, 2048, 1e6f), 0, false), {}},
+      // The R1 distills keep their Qwen2.5-Math base's rope base (10000), not Qwen2.5's 1e6.
+      {"qwen2", "1.5B", qwen(sizes("r1pi random R1-Distill-Qwen-1.5B", 1536, 28, 12, 2, 8960, 151936, 131072, 10000.0f), 0, false), {}},
+      {"qwen2", "7B", qwen(sizes("r1pi random R1-Distill-Qwen-7B", 3584, 28, 28, 4, 18944, 152064, 131072, 10000.0f), 0, false), {}},
+      // qwen3 (per-head q/k norm, head size 128 whatever dim / heads): tiny (head size 64, twice
+      // dim / heads, as Qwen3's), Qwen3-0.6B (tied) and Qwen3-8B (also DeepSeek-R1-0528-Qwen3-8B).
+      {"qwen3", "tiny", qwen(sizes("r1pi random qwen3 tiny", 256, 4, 8, 4, 768, 512, 2048, 1e6f), 64, false), {}},
+      {"qwen3", "0.6B", qwen(sizes("r1pi random Qwen3-0.6B", 1024, 28, 16, 8, 3072, 151936, 40960, 1e6f), 128, true), {}},
+      {"qwen3", "8B", qwen(sizes("r1pi random Qwen3-8B", 4096, 36, 32, 8, 12288, 151936, 40960, 1e6f), 128, false), {}},
   };
   return all;
 }
@@ -80,6 +99,17 @@ const Preset& find_preset(const std::string& arch, const std::string& name) {
 }
 
 }  // namespace
+
+std::string preset_names() {
+  std::string all;
+  std::string_view arch;
+  for (const Preset& p : presets()) {
+    if (p.arch != arch) all += (all.empty() ? "" : "; ") + std::string(p.arch) + ":";
+    all += (p.arch != arch ? " " : ", ") + std::string(p.name);
+    arch = p.arch;
+  }
+  return all;
+}
 
 ModelConfig resolve_shape(const MakeOptions& o, uint32_t n_tokenizer_tokens) {
   const Architecture* arch = find_architecture(o.arch);
@@ -116,7 +146,8 @@ ModelConfig resolve_shape(const MakeOptions& o, uint32_t n_tokenizer_tokens) {
     s.head_dim = s.dim / s.n_heads;
   }
   if (s.rope_dim == 0) s.rope_dim = s.head_dim;
-  check_shape(s, o.matrix_type, o.output_type, o.tied_output, "model shape");
+  s.tied_output = s.tied_output || o.tied_output;
+  check_shape(s, o.matrix_type, o.output_type, s.tied_output, "model shape");
   if (const auto& r = preset.rope_scaling)
     s.rope_freq_factors = llama3_rope_freq_factors(s.rope_dim, s.rope_base, r->factor, r->low_freq_factor,
                                                    r->high_freq_factor, r->original_context);

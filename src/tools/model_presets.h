@@ -19,6 +19,9 @@ struct MakeOptions;
 // runtime cannot load.
 ModelConfig resolve_shape(const MakeOptions& options, uint32_t n_tokenizer_tokens);
 
+// Every preset by architecture: "llama: tiny, 1B, 8B; qwen2: ...".
+std::string preset_names();
+
 // The configuration's sizes (ModelConfig::check_sizes), and every matrix row a whole number of
 // blocks of its type. Throws r1pi::Error("<context>: ...").
 void check_shape(const ModelConfig& shape, GgmlType matrix_type, GgmlType output_type, bool tied,

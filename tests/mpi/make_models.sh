@@ -7,6 +7,8 @@
 #                    on 4 ranks KV heads split 2/2/1/1, FFN blocks 2/2/2/1, vocabulary 129/129/129/128
 #   uneven-tied.gguf the same shape without output.weight (logits from token_embd's rows; such a
 #                    random model mostly repeats its input token, so only the logits test uses it)
+#   qwen2.gguf       qwen2's tiny preset (q/k/v biases, RoPE over halves), seed 7
+#   qwen3.gguf       qwen3's tiny preset (per-head q/k norm, head size 64 = 2 x dim / heads), seed 7
 #   slow.gguf        dim 512, 8 layers, 8/4 heads, FFN 1536, vocab 2048: still busy after seconds
 #   prompt-long.txt  1800 bytes of prompt (about 1800 tokens with the byte vocabulary)
 set -euo pipefail
@@ -19,6 +21,8 @@ mkdir -p "$out"
 uneven=(--preset tiny --seed 11 --dim 384 --layers 3 --heads 12 --kv-heads 6 --ffn 224 --vocab 515)
 "$mk" make --no-progress "${uneven[@]}" --output-type q4_0 -o "$out/uneven.gguf"
 "$mk" make --no-progress "${uneven[@]}" --tied -o "$out/uneven-tied.gguf"
+"$mk" make --no-progress --arch qwen2 --preset tiny --seed 7 -o "$out/qwen2.gguf"
+"$mk" make --no-progress --arch qwen3 --preset tiny --seed 7 -o "$out/qwen3.gguf"
 "$mk" make --no-progress --preset tiny --seed 5 --dim 512 --layers 8 --heads 8 --kv-heads 4 \
   --ffn 1536 --vocab 2048 -o "$out/slow.gguf"
 text=""

@@ -11,7 +11,12 @@ namespace r1pi {
 // vocabulary size and RoPE scaling are read apart (ModelConfig::from_gguf): their fallbacks look
 // at the file.
 std::vector<HyperParam> transformer_params();
+// The tensors of a Llama-style decoder (embedding, attention, dense FFN, output), with
+// attention_parts (biases, q/k norms) after attn_v in each layer. arch/decoder.cpp holds both.
+std::vector<TensorSpec> decoder_tensors(const std::vector<TensorSpec>& attention_parts);
 
 const Architecture& llama_architecture();
+const Architecture& qwen2_architecture();
+const Architecture& qwen3_architecture();
 
 }  // namespace r1pi
