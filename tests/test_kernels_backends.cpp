@@ -461,13 +461,13 @@ TEST(Backends, QuantDotsWithEveryFp16Scale) {
     for (uint32_t h = 0; h < 65536; ++h) {
       w8.d = w4.d = w6.d = uint16_t(h);
       x.d = uint16_t(h * 7919u);
-      ASSERT_EQ(bits_any_nan(k->q8_0.vec_dot(32, &w8, &x)), bits_any_nan(S().q8_0.vec_dot(32, &w8, &x)))
+      ASSERT_EQ(bits_any_nan(for_type(*k, GgmlType::Q8_0).vec_dot(32, &w8, &x)), bits_any_nan(for_type(S(), GgmlType::Q8_0).vec_dot(32, &w8, &x)))
           << k->name << " h=" << h;
-      ASSERT_EQ(bits_any_nan(k->q4_0.vec_dot(32, &w4, &x)), bits_any_nan(S().q4_0.vec_dot(32, &w4, &x)))
+      ASSERT_EQ(bits_any_nan(for_type(*k, GgmlType::Q4_0).vec_dot(32, &w4, &x)), bits_any_nan(for_type(S(), GgmlType::Q4_0).vec_dot(32, &w4, &x)))
           << k->name << " h=" << h;
       if (h % 16 == 0) {
-        ASSERT_EQ(bits_any_nan(k->q6_K.vec_dot(256, &w6, x6.data())),
-                  bits_any_nan(S().q6_K.vec_dot(256, &w6, x6.data())))
+        ASSERT_EQ(bits_any_nan(for_type(*k, GgmlType::Q6_K).vec_dot(256, &w6, x6.data())),
+                  bits_any_nan(for_type(S(), GgmlType::Q6_K).vec_dot(256, &w6, x6.data())))
             << k->name << " h=" << h;
       }
     }
@@ -488,9 +488,9 @@ TEST(Backends, Q8_0ExtremeQuants) {
       std::memset(b.qs, q, sizeof b.qs);
     }
     const float want = -128.0f * float(q) * 128;
-    EXPECT_EQ(S().q8_0.vec_dot(128, w.data(), x.data()), want);
+    EXPECT_EQ(for_type(S(), GgmlType::Q8_0).vec_dot(128, w.data(), x.data()), want);
     FOR_EACH_BACKEND(k) {
-      EXPECT_EQ(k->q8_0.vec_dot(128, w.data(), x.data()), want) << k->name << " x " << int(q);
+      EXPECT_EQ(for_type(*k, GgmlType::Q8_0).vec_dot(128, w.data(), x.data()), want) << k->name << " x " << int(q);
     }
   }
 }

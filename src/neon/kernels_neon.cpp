@@ -601,11 +601,13 @@ constexpr Kernels make_table(const char* name) {
   return Kernels{
       .name = name,
       .quantize_row_q8_0 = quantize_row_q8_0,
-      .q4_0 = entries<QuantOps<Dot, Q4_0W>>(),
-      .q8_0 = entries<QuantOps<Dot, Q8_0W>>(),
-      .q6_K = entries<Q6KOps<Dot>>(),
-      .f16 = entries<FloatOps<F16W>>(),
-      .f32 = entries<FloatOps<F32W>>(),
+      .types = by_type({
+          {GgmlType::F32, entries<FloatOps<F32W>>()},
+          {GgmlType::F16, entries<FloatOps<F16W>>()},
+          {GgmlType::Q4_0, entries<QuantOps<Dot, Q4_0W>>()},
+          {GgmlType::Q8_0, entries<QuantOps<Dot, Q8_0W>>()},
+          {GgmlType::Q6_K, entries<Q6KOps<Dot>>()},
+      }),
       .vec_dot_f32 = vec_dot_f32,
       .rmsnorm = rmsnorm,
       .softmax = softmax,
