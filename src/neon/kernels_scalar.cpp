@@ -191,6 +191,11 @@ constexpr Kernels kScalar = {
     .weighted_sum_f16 = weighted_sum<uint16_t>,
     .weighted_sum_q8_0 = weighted_sum_q8_0,
 };
+static_assert([] {
+  for (const TypeKernels& e : kScalar.types)
+    if (!e.vec_dot || !e.matmul) return false;
+  return true;
+}(), "the scalar reference needs an entry for every type of kKernelTypes");
 
 }  // namespace
 
