@@ -62,7 +62,7 @@ void attention_reference(const float* q, const KvCache& cache, int layer, int po
       if (q8) quantize_row_q8_0_ref(qh, q8_row.data(), hd);
       std::vector<float> p(size_t(pos) + 1);
       for (int t = 0; t <= pos; ++t)
-        p[size_t(t)] = (q8 ? S.q8_0.vec_dot(hd, cache.key(layer, 0, kvh, t), q8_row.data())
+        p[size_t(t)] = (q8 ? for_type(S, GgmlType::Q8_0).vec_dot(hd, cache.key(layer, 0, kvh, t), q8_row.data())
                            : S.vec_dot_f32(hd, qh, &keys[(size_t(kvh) * n_pos + t) * hd])) * scale;
       S.softmax(p.data(), pos + 1);
       float* oh = out + (int64_t(b) * shape.n_q_heads + h) * hd;

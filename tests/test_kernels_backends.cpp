@@ -1,8 +1,10 @@
 // Every backend this build runs on this CPU (available_backends(): avx512-vnni, avx2-vnni, avx2 on
 // x86, neon / neon-dotprod on ARM) against the scalar reference, byte for byte (memcmp): each
 // Kernels entry on random and extreme inputs, the matrix products for every batch size 1..17 (and
-// large ones) over odd row ranges, and the whole engine's output on a generated model. Portable
-// code only, so that the same file runs natively and under qemu; with no SIMD backend the
+// large ones) over odd row ranges, and the whole engine's output on a generated model. The
+// per-type tests run over every type of kKernelTypes, on weights from the type's own quantiser
+// (ggml_traits; the inputs are kernel_inputs.h), so a new type is compared without a change here.
+// Portable code only, so that the same file runs natively and under qemu; with no SIMD backend the
 // comparisons are skipped.
 //
 // Inputs are finite (the engine never produces NaN or infinite activations), except where a test
@@ -10,6 +12,7 @@
 // and a NaN through softmax and silu_mul. Any NaN these produce must match bit for bit too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cstddef>
 #include <cstdlib>
@@ -22,10 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "ggml/fp16.h"
 #include "neon/expf_r1pi.h"
 #include "neon/kernels.h"
 #include "ggml/quantize.h"
+#include "kernel_inputs.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
 
@@ -35,152 +40,6 @@ namespace {
 const Kernels& S() { return kernels_scalar(); }
 
 using namespace test;  // the kernel tests' helpers (test_support.h)
-
-// ---- inputs ---------------------------------------------------------------------------------------
-
-// Activation rows that exercise the Q8_0 quantiser: blocks of every kind in turn.
-//   kind 0: normal values        1: all zeros (and -0)       2: all equal
-//   3: ties (x * id = k + 0.5 exactly)    4: tiny (1e-30, subnormal d: all quants 0)
-//   5: subnormal floats          6: huge (1e30: d overflows fp16 to inf)   7: mixed magnitudes
-std::vector<float> activation_row(int64_t n, std::mt19937& rng, bool extreme) {
-  std::vector<float> x = normal_row(n, rng);
-  std::uniform_int_distribution<int> kind_of(0, 7), tie(-127, 126);
-  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
-  for (int64_t b = 0; b < n / 32; ++b) {
-    float* xb = x.data() + b * 32;
-    int kind = kind_of(rng);
-    if (!extreme && (kind == 4 || kind == 6)) kind = 0;
-    switch (kind) {
-      case 1:
-        for (int i = 0; i < 32; ++i) xb[i] = (i % 3 == 0) ? -0.0f : 0.0f;
-        break;
-      case 2:
-        for (int i = 0; i < 32; ++i) xb[i] = -1.75f;
-        break;
-      case 3:
-        // amax = 15.875 = 127 / 8: d = 0.125 and id = 8 exactly, so (k + 0.5) / 8 is a tie.
-        for (int i = 0; i < 32; ++i) xb[i] = (float(tie(rng)) + 0.5f) / 8.0f;
-        xb[int(rng() % 32)] = (rng() & 1) ? 15.875f : -15.875f;
-        break;
-      case 4:
-        for (int i = 0; i < 32; ++i) xb[i] *= 1e-30f;
-        break;
-      case 5:
-        for (int i = 0; i < 32; ++i) xb[i] = uni(rng) * 1e-39f;
-        break;
-      case 6:
-        for (int i = 0; i < 32; ++i) xb[i] *= 1e30f;
-        break;
-      case 7:
-        for (int i = 0; i < 32; ++i) xb[i] *= std::ldexp(1.0f, int(rng() % 40) - 20);
-        break;
-      default:
-        break;
-    }
-  }
-  return x;
-}
-
-// Realistic fp16 scale (what a quantiser writes).
-uint16_t small_half(std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(1e-4f, 0.05f);
-  return fp32_to_fp16((rng() & 1) ? u(rng) : -u(rng));
-}
-
-size_t row_bytes(GgmlType t, int64_t n) { return ggml_row_bytes(t, uint64_t(n)); }
-
-bool quantised(GgmlType t) { return activation_type(t) == GgmlType::Q8_0; }
-
-// `rows` weight rows of n elements: quantised from normal values (odd rows) or random bytes with
-// random scales (even rows; infinite scales when allow_inf).
-std::vector<uint8_t> weight_rows(GgmlType t, int64_t n, int64_t rows, std::mt19937& rng,
-                                 bool allow_inf = false) {
-  const size_t rb = row_bytes(t, n);
-  std::vector<uint8_t> w(rb * size_t(rows));
-  for (int64_t r = 0; r < rows; ++r) {
-    uint8_t* row = w.data() + rb * size_t(r);
-    const bool raw = r % 2 == 0;
-    switch (t) {
-      case GgmlType::Q4_0: {
-        auto* blk = reinterpret_cast<block_q4_0*>(row);
-        if (!raw) {
-          const std::vector<float> v = normal_row(n, rng, 0.02f);
-          quantize_row_q4_0_ref(v.data(), blk, n);
-        } else {
-          for (int64_t b = 0; b < n / 32; ++b) {
-            blk[b].d = (rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
-            for (uint8_t& q : blk[b].qs) q = uint8_t(rng());
-          }
-        }
-        break;
-      }
-      case GgmlType::Q8_0: {
-        auto* blk = reinterpret_cast<block_q8_0*>(row);
-        for (int64_t b = 0; b < n / 32; ++b) {
-          blk[b].d = (raw && rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
-          for (int8_t& q : blk[b].qs) q = int8_t(rng());  // -128 included
-          if (b % 5 == 0) blk[b].qs[rng() % 32] = -128;
-        }
-        break;
-      }
-      case GgmlType::Q6_K: {
-        auto* blk = reinterpret_cast<block_q6_K*>(row);
-        if (!raw) {
-          const std::vector<float> v = normal_row(n, rng, 0.02f);
-          quantize_row_q6_K_ref(v.data(), blk, n);
-        } else {
-          for (int64_t b = 0; b < n / 256; ++b) {
-            for (uint8_t& q : blk[b].ql) q = uint8_t(rng());
-            for (uint8_t& q : blk[b].qh) q = uint8_t(rng());
-            for (int8_t& s : blk[b].scales) s = int8_t(rng());  // -128 .. 127
-            blk[b].d = (rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
-          }
-        }
-        break;
-      }
-      case GgmlType::F16: {
-        auto* h = reinterpret_cast<uint16_t*>(row);
-        for (int64_t i = 0; i < n; ++i) h[i] = (i % 3 == 0) ? random_half(rng) : small_half(rng);
-        break;
-      }
-      case GgmlType::F32: {
-        std::vector<float> v = normal_row(n, rng);
-        for (int64_t i = 0; i < n; i += 7) v[size_t(i)] = (i % 2) ? -0.0f : 0.0f;
-        if (raw)
-          for (int64_t i = 1; i < n; i += 11) v[size_t(i)] *= 1e-38f;
-        std::memcpy(row, v.data(), rb);
-        break;
-      }
-    }
-  }
-  return w;
-}
-
-// The activations as the matrix product takes them: Q8_0 rows (quantised by the scalar reference)
-// for quantised weights, floats otherwise.
-struct Activations {
-  std::vector<uint8_t> data;
-  size_t row_bytes = 0;
-};
-
-Activations activations(GgmlType t, int64_t n, int B, std::mt19937& rng, bool extreme) {
-  Activations a;
-  a.row_bytes = quantised(t) ? size_t(n / 32) * sizeof(block_q8_0) : size_t(n) * sizeof(float);
-  a.data.resize(a.row_bytes * size_t(B));
-  for (int b = 0; b < B; ++b) {
-    std::vector<float> x = activation_row(n, rng, extreme);
-    if (!quantised(t)) {
-      // Float activations: no block structure needed; keep the extremes finite.
-      for (float& v : x)
-        if (!std::isfinite(v * 1.0f)) v = 0.0f;
-      std::memcpy(a.data.data() + a.row_bytes * size_t(b), x.data(), a.row_bytes);
-    } else {
-      S().quantize_row_q8_0(x.data(),
-                            reinterpret_cast<block_q8_0*>(a.data.data() + a.row_bytes * size_t(b)), n);
-    }
-  }
-  return a;
-}
 
 // Rows [r0, r1) x B tokens into an output with a wider stride; every element (the ones outside
 // [r0, r1) keep their sentinel) must equal the scalar product's bytes.
@@ -208,11 +67,41 @@ TEST(Backends, ListEndsWithScalarAndNamesAreUnique) {
   for (size_t i = 0; i < all.size(); ++i)
     for (size_t j = i + 1; j < all.size(); ++j) EXPECT_STRNE(all[i]->name, all[j]->name);
   for (const Kernels* k : all) {
-    // Every entry filled in.
-    const void* const* p = reinterpret_cast<const void* const*>(&k->quantize_row_q8_0);
-    const size_t n = (sizeof(Kernels) - offsetof(Kernels, quantize_row_q8_0)) / sizeof(void*);
-    for (size_t i = 0; i < n; ++i) EXPECT_NE(p[i], nullptr) << k->name << " entry " << i;
+    // Every entry filled in but the types' (the pointers before and after the type table).
+    const auto* p = reinterpret_cast<const char*>(k);
+    for (size_t at = offsetof(Kernels, quantize_row_q8_0); at < sizeof(Kernels); at += sizeof(void*)) {
+      if (at == offsetof(Kernels, types)) at += sizeof(TypeTable);
+      EXPECT_NE(*reinterpret_cast<const void* const*>(p + at), nullptr) << k->name << " at byte " << at;
+    }
+    // A type's entry is whole or empty; the scalar reference has every one.
+    for (size_t i = 0; i < kKernelTypes.size(); ++i) {
+      const TypeKernels& e = k->types[i];
+      EXPECT_EQ(e.vec_dot == nullptr, e.matmul == nullptr) << k->name << " " << ggml_type_name(kKernelTypes[i]);
+      if (k == &S()) {
+        EXPECT_NE(e.vec_dot, nullptr) << ggml_type_name(kKernelTypes[i]);
+      } else if (!e.vec_dot) {
+        std::printf("note: %s has no kernels of its own for %s: the scalar ones run\n", k->name,
+                    std::string(ggml_type_name(kKernelTypes[i])).c_str());
+      }
+    }
   }
+}
+
+// A type a backend leaves empty gets the scalar reference's entry, the others keep theirs.
+TEST(Backends, EmptyEntryFallsBackToScalar) {
+  for (const Kernels* k : available_backends()) {
+    for (size_t i = 0; i < kKernelTypes.size(); ++i) {
+      Kernels partial = *k;
+      partial.types[i] = {};
+      for (size_t j = 0; j < kKernelTypes.size(); ++j) {
+        const TypeKernels& got = for_type(partial, kKernelTypes[j]);
+        const TypeKernels& want = i == j ? S().types[j] : for_type(*k, kKernelTypes[j]);
+        EXPECT_EQ(got.vec_dot, want.vec_dot) << k->name << " without " << i << ", type " << j;
+        EXPECT_EQ(got.matmul, want.matmul) << k->name << " without " << i << ", type " << j;
+      }
+    }
+  }
+  EXPECT_THROW(for_type(S(), GgmlType(3)), Error);
 }
 
 TEST(Backends, DefaultIsTheFastest) {
@@ -323,12 +212,14 @@ TEST(Backends, QuantizeQ8_0ExtremeScales) {
 
 // ---- quantised dot products and matrix products -------------------------------------------------
 
-TEST(Backends, QuantDotsSameBytes) {
+// Every type's vec_dot: quantised types over 1, 3, 9 and 128 + 1 blocks, float ones over tails.
+TEST(Backends, VecDotsSameBytes) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(3);
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K}) {
-      const std::vector<int64_t> lengths = t == GgmlType::Q6_K ? std::vector<int64_t>{256, 768, 4096 + 256}
-                                                            : std::vector<int64_t>{32, 96, 288, 4096 + 32};
+    for (GgmlType t : kKernelTypes) {
+      const int64_t b = block_elements(t);
+      const std::vector<int64_t> lengths = quantised(t) ? std::vector<int64_t>{b, 3 * b, 9 * b, 4096 + b}
+                                                        : std::vector<int64_t>{1, 7, 13, 100, 4101};
       for (int64_t n : lengths) {
         for (int rep = 0; rep < 6; ++rep) {
           const std::vector<uint8_t> w = weight_rows(t, n, 2, rng);
@@ -348,8 +239,9 @@ TEST(Backends, QuantDotsSameBytes) {
 TEST(Backends, InfiniteWeightScales) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(19);
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K}) {
-      const int64_t n = t == GgmlType::Q6_K ? 512 : 128;
+    for (GgmlType t : kKernelTypes) {
+      if (!quantised(t)) continue;
+      const int64_t n = std::max<int64_t>(128, 2 * block_elements(t));
       const std::vector<uint8_t> w = weight_rows(t, n, 8, rng, true);
       const Activations x = activations(t, n, 3, rng, true);
       EXPECT_TRUE(check_matmul(*k, t, n, 8, w, x, 3, 0, 8));
@@ -361,8 +253,8 @@ TEST(Backends, InfiniteWeightScales) {
 TEST(Backends, MatmulEveryBatchAndRowRange) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(7);
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
-      const int64_t n = t == GgmlType::Q6_K ? 512 : (quantised(t) ? 96 : 13);
+    for (GgmlType t : kKernelTypes) {
+      const int64_t n = quantised(t) ? std::max<int64_t>(96, 2 * block_elements(t)) : 13;
       const int64_t rows = 23;
       const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
       for (int B = 1; B <= 17; ++B) {
@@ -379,8 +271,8 @@ TEST(Backends, MatmulEveryBatchAndRowRange) {
 TEST(Backends, MatmulManyRowsInGroups) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(11);
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) {
-      const int64_t n = 64, rows = 300;
+    for (GgmlType t : kKernelTypes) {
+      const int64_t n = whole_blocks(t, 64), rows = 300;
       const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
       for (int B : {4, 5, 6, 7, 13}) {
         const Activations x = activations(t, n, B, rng, B == 5);
@@ -395,11 +287,10 @@ TEST(Backends, MatmulManyRowsInGroups) {
 TEST(Backends, MatmulLongRowsLargeBatches) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(9);
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
-      const std::vector<int64_t> lengths =
-          t == GgmlType::Q6_K ? std::vector<int64_t>{256, 4096 + 256}
-                           : (quantised(t) ? std::vector<int64_t>{32, 288, 4096 + 32}
-                                           : std::vector<int64_t>{1, 7, 100, 4101});
+    for (GgmlType t : kKernelTypes) {
+      const int64_t b = block_elements(t);
+      const std::vector<int64_t> lengths = quantised(t) ? std::vector<int64_t>{b, whole_blocks(t, 288), 4096 + b}
+                                                        : std::vector<int64_t>{1, 7, 100, 4101};
       for (int64_t n : lengths) {
         const int64_t rows = 37;
         const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
@@ -417,19 +308,19 @@ TEST(Backends, MatmulLongRowsLargeBatches) {
 TEST(Backends, MatmulElementsEqualVecDot) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(13);
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::F16, GgmlType::F32}) {
-      const int64_t n = t == GgmlType::Q6_K ? 768 : (quantised(t) ? 320 : 45);
+    for (GgmlType t : kKernelTypes) {
+      const int64_t n = quantised(t) ? whole_blocks(t, std::max<int64_t>(320, 3 * block_elements(t))) : 45;
       const int64_t rows = 11;
       const int B = 12;
       const std::vector<uint8_t> w = weight_rows(t, n, rows, rng);
       const Activations x = activations(t, n, B, rng, false);
       std::vector<float> out(size_t(rows) * B);
       for_type(*k, t).matmul({n, w.data(), row_bytes(t, n), 0, rows, x.data.data(), x.row_bytes, B,
-                        out.data(), rows});
+                              out.data(), rows});
       for (int b = 0; b < B; ++b)
         for (int64_t r = 0; r < rows; ++r) {
           const float d = for_type(*k, t).vec_dot(n, w.data() + row_bytes(t, n) * size_t(r),
-                                     x.data.data() + x.row_bytes * size_t(b));
+                                                  x.data.data() + x.row_bytes * size_t(b));
           ASSERT_TRUE(same_floats(&out[size_t(b) * rows + size_t(r)], &d, 1))
               << k->name << " " << ggml_type_name(t) << " row " << r << " token " << b;
         }
@@ -437,38 +328,33 @@ TEST(Backends, MatmulElementsEqualVecDot) {
   }
 }
 
-// Every fp16 bit pattern as the weight scale (subnormals, inf, NaN) and many as the activation's:
-// one block each.
+// Every fp16 bit pattern as the weight scale (subnormals, inf, NaN) of one block of each quantised
+// type with a known scale (kTypeExtras), and for 32-element blocks many as the activation's. (Every
+// 16th pattern for super-blocks of 256.)
 TEST(Backends, QuantDotsWithEveryFp16Scale) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(21);
-    block_q8_0 x, w8;
-    block_q4_0 w4;
-    block_q6_K w6;
-    std::vector<block_q8_0> x6(8);
-    auto fill = [&](void* p, size_t n) {
-      for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = uint8_t(rng());
-    };
-    fill(&x, sizeof x);
-    fill(&w8, sizeof w8);
-    fill(&w4, sizeof w4);
-    fill(&w6, sizeof w6);
-    fill(x6.data(), x6.size() * sizeof(block_q8_0));
-    for (block_q8_0& b : x6) b.d = small_half(rng);
-    // Activations as quantize_row_q8_0 writes them: never -128.
-    for (block_q8_0* b : {&x, &x6[0], &x6[1], &x6[2], &x6[3], &x6[4], &x6[5], &x6[6], &x6[7]})
-      for (int8_t& q : b->qs) q = q == -128 ? int8_t(-127) : q;
-    for (uint32_t h = 0; h < 65536; ++h) {
-      w8.d = w4.d = w6.d = uint16_t(h);
-      x.d = uint16_t(h * 7919u);
-      ASSERT_EQ(bits_any_nan(k->q8_0.vec_dot(32, &w8, &x)), bits_any_nan(S().q8_0.vec_dot(32, &w8, &x)))
-          << k->name << " h=" << h;
-      ASSERT_EQ(bits_any_nan(k->q4_0.vec_dot(32, &w4, &x)), bits_any_nan(S().q4_0.vec_dot(32, &w4, &x)))
-          << k->name << " h=" << h;
-      if (h % 16 == 0) {
-        ASSERT_EQ(bits_any_nan(k->q6_K.vec_dot(256, &w6, x6.data())),
-                  bits_any_nan(S().q6_K.vec_dot(256, &w6, x6.data())))
-            << k->name << " h=" << h;
+    for (GgmlType t : kKernelTypes) {
+      const TypeExtras* e = extras(t);
+      if (!quantised(t) || !e || e->scale_offset == SIZE_MAX) continue;
+      const int64_t n = block_elements(t);
+      std::vector<uint8_t> w(row_bytes(t, n));
+      std::vector<block_q8_0> x(size_t(n / 32));
+      for (uint8_t& v : w) v = uint8_t(rng());
+      for (block_q8_0& b : x) {
+        b.d = small_half(rng);
+        for (int8_t& q : b.qs) {
+          q = int8_t(rng());
+          if (q == -128) q = -127;  // as quantize_row_q8_0 writes them: never -128
+        }
+      }
+      for (uint32_t h = 0; h < 65536; h += x.size() == 1 ? 1 : 16) {
+        const uint16_t d = uint16_t(h);
+        std::memcpy(w.data() + e->scale_offset, &d, sizeof d);
+        if (x.size() == 1) x[0].d = uint16_t(h * 7919u);
+        ASSERT_EQ(bits_any_nan(for_type(*k, t).vec_dot(n, w.data(), x.data())),
+                  bits_any_nan(for_type(S(), t).vec_dot(n, w.data(), x.data())))
+            << k->name << " " << ggml_type_name(t) << " h=" << h;
       }
     }
   }
@@ -488,9 +374,9 @@ TEST(Backends, Q8_0ExtremeQuants) {
       std::memset(b.qs, q, sizeof b.qs);
     }
     const float want = -128.0f * float(q) * 128;
-    EXPECT_EQ(S().q8_0.vec_dot(128, w.data(), x.data()), want);
+    EXPECT_EQ(for_type(S(), GgmlType::Q8_0).vec_dot(128, w.data(), x.data()), want);
     FOR_EACH_BACKEND(k) {
-      EXPECT_EQ(k->q8_0.vec_dot(128, w.data(), x.data()), want) << k->name << " x " << int(q);
+      EXPECT_EQ(for_type(*k, GgmlType::Q8_0).vec_dot(128, w.data(), x.data()), want) << k->name << " x " << int(q);
     }
   }
 }

@@ -48,8 +48,8 @@ TEST(Backends, FloatDotsSameBytes) {
         ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " f32 n=" << n;
         std::vector<uint16_t> h(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) h[size_t(i)] = i % 4 ? fp32_to_fp16(a[size_t(i)]) : random_half(rng);
-        got = k->f16.vec_dot(n, h.data(), b.data());
-        want = S().f16.vec_dot(n, h.data(), b.data());
+        got = for_type(*k, GgmlType::F16).vec_dot(n, h.data(), b.data());
+        want = for_type(S(), GgmlType::F16).vec_dot(n, h.data(), b.data());
         ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " f16 n=" << n;
       }
     }
@@ -71,8 +71,8 @@ TEST(Backends, FloatDotsEveryLength) {
       ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " f32 n=" << n;
       std::vector<uint16_t> h(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) h[size_t(i)] = fp32_to_fp16(a[size_t(i)] * 0.1f);
-      got = k->f16.vec_dot(n, h.data(), b.data());
-      want = S().f16.vec_dot(n, h.data(), b.data());
+      got = for_type(*k, GgmlType::F16).vec_dot(n, h.data(), b.data());
+      want = for_type(S(), GgmlType::F16).vec_dot(n, h.data(), b.data());
       ASSERT_TRUE(same_floats(&got, &want, 1)) << k->name << " f16 n=" << n;
     }
   }
@@ -87,8 +87,8 @@ TEST(Backends, F16DotEveryHalf) {
     for (uint32_t i = 0; i < 65536; i += 8) {
       for (int64_t len : {1, 8, 11}) {
         const int64_t n = std::min<int64_t>(len, 65536 - i);
-        ASSERT_EQ(bits_any_nan(k->f16.vec_dot(n, h.data() + i, one.data())),
-                  bits_any_nan(S().f16.vec_dot(n, h.data() + i, one.data())))
+        ASSERT_EQ(bits_any_nan(for_type(*k, GgmlType::F16).vec_dot(n, h.data() + i, one.data())),
+                  bits_any_nan(for_type(S(), GgmlType::F16).vec_dot(n, h.data() + i, one.data())))
             << k->name << " from " << i << " len " << n;
       }
     }

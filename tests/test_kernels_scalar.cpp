@@ -27,6 +27,8 @@ namespace {
 constexpr double kU = 0x1p-24;  // unit roundoff of float
 
 const Kernels& K() { return kernels_scalar(); }
+// The scalar reference's own entry for a weight type.
+const TypeKernels& K(GgmlType t) { return K().types[kernel_type_index(t)]; }
 
 using test::quantize_q8_0;
 using test::random_row;
@@ -110,10 +112,10 @@ std::vector<float> dequant(GgmlType type, const void* q, int64_t n) {
 TEST(KernelsScalar, TableIsComplete) {
   EXPECT_STREQ(K().name, "scalar");
   EXPECT_EQ(K().quantize_row_q8_0, &quantize_row_q8_0_ref);
-  EXPECT_NE(K().q4_0.vec_dot, nullptr);
-  EXPECT_NE(K().q8_0.vec_dot, nullptr);
-  EXPECT_NE(K().q6_K.vec_dot, nullptr);
-  EXPECT_NE(K().f16.vec_dot, nullptr);
+  for (GgmlType t : kKernelTypes) {
+    EXPECT_NE(K(t).vec_dot, nullptr) << ggml_type_name(t);
+    EXPECT_NE(K(t).matmul, nullptr) << ggml_type_name(t);
+  }
   EXPECT_NE(K().vec_dot_f32, nullptr);
   EXPECT_NE(K().rmsnorm, nullptr);
   EXPECT_NE(K().softmax, nullptr);
@@ -133,7 +135,7 @@ TEST(KernelsScalar, DotQ8_0HandComputed) {
       x[b].qs[j] = 3;
     }
   }
-  EXPECT_EQ(K().q8_0.vec_dot(9 * 32, w.data(), x.data()), 1728.0f);
+  EXPECT_EQ(K(GgmlType::Q8_0).vec_dot(9 * 32, w.data(), x.data()), 1728.0f);
 }
 
 TEST(KernelsScalar, DotQ4_0) {
@@ -143,7 +145,7 @@ TEST(KernelsScalar, DotQ4_0) {
     std::vector<block_q4_0> w(static_cast<size_t>(n / 32));
     quantize_row_q4_0_ref(wf.data(), w.data(), n);
     const std::vector<block_q8_0> x = quantize_q8_0(xf);
-    const float got = K().q4_0.vec_dot(n, w.data(), x.data());
+    const float got = K(GgmlType::Q4_0).vec_dot(n, w.data(), x.data());
 
     const float want = recipe_quant_dot(
         n / 32, [&](int64_t b) { return fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d); },
@@ -163,7 +165,7 @@ TEST(KernelsScalar, DotQ8_0) {
     const std::vector<float> xf = random_row(n, uint32_t(n) + 3, 5.0f);
     const std::vector<block_q8_0> w = quantize_q8_0(wf);
     const std::vector<block_q8_0> x = quantize_q8_0(xf);
-    const float got = K().q8_0.vec_dot(n, w.data(), x.data());
+    const float got = K(GgmlType::Q8_0).vec_dot(n, w.data(), x.data());
 
     const float want = recipe_quant_dot(
         n / 32, [&](int64_t b) { return fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d); },
@@ -183,7 +185,7 @@ TEST(KernelsScalar, DotQ6_K) {
     std::vector<block_q6_K> w(static_cast<size_t>(n / 256));
     quantize_row_q6_K_ref(wf.data(), w.data(), n);
     const std::vector<block_q8_0> x = quantize_q8_0(xf);
-    const float got = K().q6_K.vec_dot(n, w.data(), x.data());
+    const float got = K(GgmlType::Q6_K).vec_dot(n, w.data(), x.data());
 
     // Block b is elements 32 (b % 8) .. +31 of super-block b / 8; element e has scale e / 16.
     const float want = recipe_quant_dot(
@@ -222,7 +224,7 @@ TEST(KernelsScalar, DotF16F32) {
     std::vector<uint16_t> w(static_cast<size_t>(n));
     quantize_row(GgmlType::F16, wf.data(), w.data(), n);
     const std::vector<float> wd = dequant(GgmlType::F16, w.data(), n);
-    const float got = K().f16.vec_dot(n, w.data(), x.data());
+    const float got = K(GgmlType::F16).vec_dot(n, w.data(), x.data());
     EXPECT_TRUE(same_bits(got, recipe_float_dot(n, wd.data(), x.data()))) << "n=" << n;
     const Reference ref = reference_dot(wd, x);
     EXPECT_LE(std::fabs(got - ref.value), accumulation_bound(n) * ref.abs_sum) << "n=" << n;

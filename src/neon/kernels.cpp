@@ -4,6 +4,7 @@
 #include "neon/kernels.h"
 
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include "common/error.h"
@@ -122,25 +123,31 @@ const Kernels& select_backend() {
   throw Error("R1PI_BACKEND=" + wanted + ": unknown backend (known: " + known + ")");
 }
 
-// One row per weight type that has kernels: what they take as activations, and where a backend
-// keeps them. A new type is one row here, one member of Kernels and its kernels in each backend.
+// One row per weight type that has kernels, in the order of kKernelTypes: what they take as
+// activations. A new type is one row here (and its place in kKernelTypes, kernels.h).
 struct TypeRow {
   GgmlType type;
   GgmlType activation;
-  TypeKernels Kernels::*entries;
 };
 constexpr TypeRow kTypes[] = {
-    {GgmlType::Q4_0, GgmlType::Q8_0, &Kernels::q4_0},
-    {GgmlType::Q8_0, GgmlType::Q8_0, &Kernels::q8_0},
-    {GgmlType::Q6_K, GgmlType::Q8_0, &Kernels::q6_K},
-    {GgmlType::F16, GgmlType::F32, &Kernels::f16},
-    {GgmlType::F32, GgmlType::F32, &Kernels::f32},
+    {GgmlType::F32, GgmlType::F32},
+    {GgmlType::F16, GgmlType::F32},
+    {GgmlType::Q4_0, GgmlType::Q8_0},
+    {GgmlType::Q8_0, GgmlType::Q8_0},
+    {GgmlType::Q6_K, GgmlType::Q8_0},
 };
+static_assert([] {
+  if (std::size(kTypes) != kKernelTypes.size()) return false;
+  for (size_t i = 0; i < kKernelTypes.size(); ++i)
+    if (kTypes[i].type != kKernelTypes[i]) return false;
+  return true;
+}(), "kTypes must have one row per entry of kKernelTypes, in its order");
 
-const TypeRow& type_row(GgmlType weight) {
-  for (const TypeRow& row : kTypes)
-    if (row.type == weight) return row;
-  throw Error("no kernels for weight type " + std::string(ggml_type_name(weight)));
+size_t type_index(GgmlType weight) {
+  const size_t i = kernel_type_index(weight);
+  if (i == kKernelTypes.size())
+    throw Error("no kernels for weight type " + std::string(ggml_type_name(weight)));
+  return i;
 }
 
 }  // namespace
@@ -158,8 +165,12 @@ const Kernels& kernels() {
   return selected;
 }
 
-GgmlType activation_type(GgmlType weight) { return type_row(weight).activation; }
+GgmlType activation_type(GgmlType weight) { return kTypes[type_index(weight)].activation; }
 
-const TypeKernels& for_type(const Kernels& backend, GgmlType weight) { return backend.*type_row(weight).entries; }
+const TypeKernels& for_type(const Kernels& backend, GgmlType weight) {
+  const size_t i = type_index(weight);
+  const TypeKernels& own = backend.types[i];
+  return own.vec_dot && own.matmul ? own : kernels_scalar().types[i];
+}
 
 }  // namespace r1pi

@@ -50,8 +50,11 @@
 //     exact). The place is fixed so that every backend, whichever side it sums the activations on,
 //     gives the same bytes; |m_s| <= 63 * 32 * 127 keeps (float)m_s exact.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
 #include <vector>
 
 #include "ggml/ggml_type.h"
@@ -93,26 +96,59 @@ struct WeightedSumArgs {
   int64_t out_stride;
 };
 
+// The weight types that have kernels, in the order of every backend's per-type table
+// (Kernels::types). A new type is one entry here, one row of kernels.cpp's type table and a scalar
+// reference kernel (README.md: "How to add a weight type").
+inline constexpr std::array kKernelTypes = {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0,
+                                            GgmlType::Q8_0, GgmlType::Q6_K};
+
+// The place of a type in kKernelTypes; kKernelTypes.size() for a type without kernels.
+constexpr size_t kernel_type_index(GgmlType type) {
+  for (size_t i = 0; i < kKernelTypes.size(); ++i)
+    if (kKernelTypes[i] == type) return i;
+  return kKernelTypes.size();
+}
+
 // The kernels of one weight type, ggml-cpu's type_traits_cpu: w is a row of that type, x a row of
-// its activation type (activation_type below) of the same n elements.
+// its activation type (activation_type below) of the same n elements. Both nullptr: the backend
+// has none of its own (for_type then gives the scalar reference's).
 struct TypeKernels {
   float (*vec_dot)(int64_t n, const void* w, const void* x);
   void (*matmul)(const MatmulArgs& a);
 };
 
-// One backend: the per-type kernels as one member per weight type, and the ops on floats. Backends
-// fill it with designated initialisers (an entry left out stays nullptr, which the kernel tests
-// refuse for every backend).
+// A backend's per-type kernels: entry i is for kKernelTypes[i].
+using TypeTable = std::array<TypeKernels, kKernelTypes.size()>;
+
+// One weight type's kernels, to fill a TypeTable by type.
+struct TypeEntry {
+  GgmlType type;
+  TypeKernels kernels;
+};
+
+// `table` with each entry at its type's place (replacing what was there). Backends build their
+// tables with it at compile time, where a type without kernels stops the compilation.
+constexpr TypeTable with(TypeTable table, std::initializer_list<TypeEntry> entries) {
+  for (const TypeEntry& e : entries) {
+    const size_t i = kernel_type_index(e.type);
+    if (i == kKernelTypes.size()) throw std::invalid_argument("a weight type not in kKernelTypes");
+    table[i] = e.kernels;
+  }
+  return table;
+}
+// A table of the given entries, the other types' entries empty.
+constexpr TypeTable by_type(std::initializer_list<TypeEntry> entries) { return with({}, entries); }
+
+// One backend: the per-type kernels, and the ops on floats. Backends fill it with designated
+// initialisers (every entry but a type's must be filled: the kernel tests refuse a nullptr).
 struct Kernels {
   const char* name;  // "scalar", "avx2", "avx2-vnni", "avx512-vnni", "neon-dotprod", "neon"
 
   void (*quantize_row_q8_0)(const float* x, block_q8_0* y, int64_t n);
 
-  TypeKernels q4_0;  // Q4_0 weights, Q8_0 activations
-  TypeKernels q8_0;  // Q8_0 weights, Q8_0 activations
-  TypeKernels q6_K;  // Q6_K weights, Q8_0 activations
-  TypeKernels f16;   // F16 weights, F32 activations
-  TypeKernels f32;   // F32 weights, F32 activations
+  // By type (by_type, with); reach them through for_type, which falls back to the scalar
+  // reference's for a type this backend leaves empty.
+  TypeTable types;
 
   float (*vec_dot_f32)(int64_t n, const float* a, const float* b);
   void (*rmsnorm)(float* out, const float* x, const float* w, int64_t n, float eps);
@@ -128,8 +164,8 @@ struct Kernels {
 };
 
 // The per-type facts, from one table with a row per weight type (kernels.cpp): the activation type
-// its kernels take (Q8_0 or F32) and its entries in a backend's table. Both throw Error for a type
-// without kernels.
+// its kernels take (Q8_0 or F32), and a backend's kernels for it: its own entry, or the scalar
+// reference's where it leaves that entry empty. Both throw Error for a type without kernels.
 GgmlType activation_type(GgmlType weight);
 const TypeKernels& for_type(const Kernels& backend, GgmlType weight);
 

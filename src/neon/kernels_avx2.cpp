@@ -53,13 +53,11 @@ void matmul_q4_0_avx2(const MatmulArgs& a) {
   if (rest > 0) matmul_quant<P>(part(a.B - rest, rest, a.r0, a.r1));
 }
 
-constexpr Kernels avx2_kernels() {
-  Kernels k = x86_kernels("avx2", quant_entries<Q4_0Avx2<Avx2>>(), quant_entries<Q8_0Policy<Avx2>>(),
-                          quant_entries<Q6_KAvx2<Avx2>>());
-  k.q4_0.matmul = matmul_q4_0_avx2;
-  return k;
-}
-constexpr Kernels kAvx2 = avx2_kernels();
+constexpr Kernels kAvx2 = x86_kernels("avx2", {
+    {GgmlType::Q4_0, {.vec_dot = quant_entries<Q4_0Avx2<Avx2>>().vec_dot, .matmul = matmul_q4_0_avx2}},
+    {GgmlType::Q8_0, quant_entries<Q8_0Policy<Avx2>>()},
+    {GgmlType::Q6_K, quant_entries<Q6_KAvx2<Avx2>>()},
+});
 
 }  // namespace
 

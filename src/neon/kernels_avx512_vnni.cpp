@@ -157,11 +157,13 @@ void matmul_f16_f32_512(const MatmulArgs& a) { matmul_float<true, 32>(a); }
 void matmul_f32_f32_512(const MatmulArgs& a) { matmul_float<false, 32>(a); }
 
 constexpr Kernels avx512_kernels() {
-  Kernels k = x86_kernels("avx512-vnni", quant_entries<Q4_0Pairs>(), quant_entries<Q8_0Policy<Avx512>>(),
-                          quant_entries<Q6_KPairs>());
-  k.q4_0.matmul = matmul_q4_0_512;
-  k.f16.matmul = matmul_f16_f32_512;
-  k.f32.matmul = matmul_f32_f32_512;
+  Kernels k = x86_kernels("avx512-vnni", {
+      {GgmlType::F32, {.vec_dot = x86::vec_dot_f32_untyped, .matmul = matmul_f32_f32_512}},
+      {GgmlType::F16, {.vec_dot = x86::vec_dot_f16, .matmul = matmul_f16_f32_512}},
+      {GgmlType::Q4_0, {.vec_dot = quant_entries<Q4_0Pairs>().vec_dot, .matmul = matmul_q4_0_512}},
+      {GgmlType::Q8_0, quant_entries<Q8_0Policy<Avx512>>()},
+      {GgmlType::Q6_K, quant_entries<Q6_KPairs>()},
+  });
   k.weighted_sum_f32 = weighted_sum_f32_512;
   return k;
 }

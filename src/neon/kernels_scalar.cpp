@@ -183,14 +183,17 @@ constexpr TypeKernels by_rows() {
   return {.vec_dot = untyped_dot<W, X, Dot>, .matmul = matmul_by_rows<W, X, Dot>};
 }
 
-const Kernels kScalar = {
+// Every type of kKernelTypes has its entry here: the fallback of every other backend (for_type).
+constexpr Kernels kScalar = {
     .name = "scalar",
     .quantize_row_q8_0 = quantize_row_q8_0_ref,
-    .q4_0 = by_rows<block_q4_0, block_q8_0, vec_dot_q4_0_q8_0>(),
-    .q8_0 = by_rows<block_q8_0, block_q8_0, vec_dot_q8_0_q8_0>(),
-    .q6_K = by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>(),
-    .f16 = by_rows<uint16_t, float, vec_dot_f16_f32>(),
-    .f32 = by_rows<float, float, vec_dot_f32>(),
+    .types = by_type({
+        {GgmlType::F32, by_rows<float, float, vec_dot_f32>()},
+        {GgmlType::F16, by_rows<uint16_t, float, vec_dot_f16_f32>()},
+        {GgmlType::Q4_0, by_rows<block_q4_0, block_q8_0, vec_dot_q4_0_q8_0>()},
+        {GgmlType::Q8_0, by_rows<block_q8_0, block_q8_0, vec_dot_q8_0_q8_0>()},
+        {GgmlType::Q6_K, by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>()},
+    }),
     .vec_dot_f32 = vec_dot_f32,
     .rmsnorm = rmsnorm,
     .softmax = softmax,
@@ -202,6 +205,11 @@ const Kernels kScalar = {
     .weighted_sum_f16 = weighted_sum<uint16_t>,
     .weighted_sum_q8_0 = weighted_sum_q8_0,
 };
+static_assert([] {
+  for (const TypeKernels& e : kScalar.types)
+    if (!e.vec_dot || !e.matmul) return false;
+  return true;
+}(), "the scalar reference needs an entry for every type of kKernelTypes");
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <new>
 #include <utility>
 
@@ -53,17 +54,15 @@ void weighted_sum_q8_0(const WeightedSumArgs& a);
 
 namespace {
 
-// An x86 backend's table: its own quantised products, the shared float ops.
-constexpr Kernels x86_kernels(const char* name, TypeKernels q4_0, TypeKernels q8_0,
-                              TypeKernels q6_K) {
+// An x86 backend's table: its own entries by type (the quantised products; float ones replace the
+// shared ones below), the shared float ops.
+constexpr Kernels x86_kernels(const char* name, std::initializer_list<TypeEntry> own) {
   return {
       .name = name,
       .quantize_row_q8_0 = x86::quantize_row_q8_0,
-      .q4_0 = q4_0,
-      .q8_0 = q8_0,
-      .q6_K = q6_K,
-      .f16 = {.vec_dot = x86::vec_dot_f16, .matmul = x86::matmul_f16_f32},
-      .f32 = {.vec_dot = x86::vec_dot_f32_untyped, .matmul = x86::matmul_f32_f32},
+      .types = with(by_type({{GgmlType::F32, {x86::vec_dot_f32_untyped, x86::matmul_f32_f32}},
+                             {GgmlType::F16, {x86::vec_dot_f16, x86::matmul_f16_f32}}}),
+                    own),
       .vec_dot_f32 = x86::vec_dot_f32,
       .rmsnorm = x86::rmsnorm,
       .softmax = x86::softmax,
