@@ -560,6 +560,26 @@ TEST(ModelCli, MakeInfoAndErrors) {
 
 // A disk that fills up while the model is written: a clear error, status 1, and no partial model
 // left where a later run would find it.
+// --type and --output-type take every type the trait rows let hold a matrix, and nothing else.
+TEST(ModelCli, MakeTypesComeFromTheTraits) {
+  const std::string tool = test::bin_dir() + "/r1pi-model";
+  const std::string dir = scratch_dir("cli_types");
+  for (const std::string& name : ggml_matrix_type_names()) {
+    SCOPED_TRACE(name);
+    const std::string path = dir + "/" + name + ".gguf";
+    const auto made = test::run_command(tool + " make --no-progress --layers 1 --type " + name +
+                                        " --output-type " + name + " -o " + path);
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+    const GgufFile f = GgufFile::open(path);
+    EXPECT_EQ(f.find_tensor("blk.0.attn_q.weight")->type, *ggml_matrix_type_named(name));
+    EXPECT_EQ(f.find_tensor("output.weight")->type, *ggml_matrix_type_named(name));
+    EXPECT_EQ(f.get_u32("general.file_type"), ggml_traits(*ggml_matrix_type_named(name)).file_type);
+  }
+  const auto refused = test::run_command(tool + " make --type q5_k -o " + dir + "/no.gguf");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("q5_k"), std::string::npos) << refused.output;
+}
+
 TEST(ModelCli, FullDiskIsAnErrorAndLeavesNoFile) {
   const std::string tool = test::bin_dir() + "/r1pi-model";
   const std::string dir = scratch_dir("full-disk");

@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   r1pi::MakeOptions make;
-  std::string make_out, output_type = "q6_k";
-  CLI::App* make_cmd = app.add_subcommand("make", "write a random-weight model (Q4_0)");
+  std::string make_out, matrix_type = "q4_0", output_type = "q6_k";
+  CLI::App* make_cmd = app.add_subcommand("make", "write a random-weight model (Q4_0 matrices unless --type)");
   make_cmd->add_option("--arch", make.arch, "architecture: " + r1pi::architecture_names())->capture_default_str();
   make_cmd->add_option("--preset", make.preset, "the real model's shape (the other flags override it): " + r1pi::preset_names())
       ->capture_default_str();
@@ -50,8 +50,11 @@ int main(int argc, char** argv) {
   add_shape_options(make_cmd, make);
   add_size_option(make_cmd, "--ctx", make.n_ctx, "training context length (metadata)");
   make_cmd->add_option("--seed", make.seed, "weights are a function of the seed")->capture_default_str();
+  make_cmd->add_option("--type", matrix_type, "type of the other matrices")
+      ->check(CLI::IsMember(r1pi::ggml_matrix_type_names(), CLI::ignore_case))
+      ->capture_default_str();
   make_cmd->add_option("--output-type", output_type, "output.weight type")
-      ->check(CLI::IsMember({"q6_k", "q4_0"}, CLI::ignore_case))
+      ->check(CLI::IsMember(r1pi::ggml_matrix_type_names(), CLI::ignore_case))
       ->capture_default_str();
   make_cmd->add_flag("--tied", make.tied_output, "no output.weight: logits use token_embd.weight");
   make_cmd->add_option("--tokenizer", make.tokenizer_json,
@@ -99,8 +102,8 @@ int main(int argc, char** argv) {
   try {
     if (*make_cmd) {
       make.progress = !no_progress;
-      make.output_type = CLI::detail::to_lower(output_type) == "q4_0" ? r1pi::GgmlType::Q4_0
-                                                                     : r1pi::GgmlType::Q6_K;
+      make.matrix_type = *r1pi::ggml_matrix_type_named(matrix_type);
+      make.output_type = *r1pi::ggml_matrix_type_named(output_type);
       r1pi::make_model(make, make_out);
       report_written(make_out);
     } else if (*import_cmd) {

@@ -1,6 +1,7 @@
 #include "ggml/ggml_type.h"
 
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -79,6 +80,25 @@ std::string_view ggml_type_name(GgmlType type) {
 
 std::string_view ggml_type_id_name(uint32_t type_id) {
   return type_id < kGgmlTypeNames.size() ? kGgmlTypeNames[type_id] : std::string_view();
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<GgmlType> ggml_matrix_type_named(std::string_view name) {
+  for (const GgmlTypeTraits& t : kTraits)
+    if (t.holds_matrix && lower(t.name) == lower(name)) return t.type;
+  return std::nullopt;
+}
+
+std::vector<std::string> ggml_matrix_type_names() {
+  std::vector<std::string> names;
+  for (const GgmlTypeTraits& t : kTraits)
+    if (t.holds_matrix) names.push_back(lower(t.name));
+  return names;
 }
 
 size_t ggml_block_elements(GgmlType type) { return ggml_traits(type).block_elements; }

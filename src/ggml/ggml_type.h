@@ -5,7 +5,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace r1pi {
 
@@ -37,6 +40,10 @@ std::string_view ggml_type_name(GgmlType type);
 // ggml's name for any type id, supported or not ("Q4_K" for 12), so that a refusal can say what
 // the file holds; "" for ids ggml never assigned.
 std::string_view ggml_type_id_name(uint32_t type_id);
+// The type a matrix may be stored in, by its name in any case ("q6_k"), from the trait rows; nothing
+// for another name. ggml_matrix_type_names(): those names, lower case, for help and messages.
+std::optional<GgmlType> ggml_matrix_type_named(std::string_view name);
+std::vector<std::string> ggml_matrix_type_names();
 size_t ggml_block_elements(GgmlType type);
 size_t ggml_block_bytes(GgmlType type);
 // Bytes of a row of n elements; n must be a multiple of the block size.
