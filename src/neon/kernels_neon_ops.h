@@ -12,6 +12,7 @@
 #include "neon/expf_r1pi.h"
 #include "neon/kernels_neon_float.h"
 #include "neon/kernels_neon_shared.h"
+#include "neon/rope_pair.h"
 
 namespace r1pi {
 namespace {
@@ -149,10 +150,7 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const f
       vst2q_f32(xh + 2 * i, o);
     }
     for (; i < half; ++i) {
-      const float x0 = xh[2 * i];
-      const float x1 = xh[2 * i + 1];
-      xh[2 * i] = x0 * cos[i] - x1 * sin[i];
-      xh[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
+      rotate_pair(xh[2 * i], xh[2 * i + 1], cos[i], sin[i]);
     }
   }
 }
@@ -170,10 +168,7 @@ void rope_neox(float* x, int64_t n_heads, int64_t head_dim, const float* cos, co
       vst1q_f32(b + i, vaddq_f32(vmulq_f32(x0, s), vmulq_f32(x1, c)));
     }
     for (; i < half; ++i) {
-      const float x0 = a[i];
-      const float x1 = b[i];
-      a[i] = x0 * cos[i] - x1 * sin[i];
-      b[i] = x0 * sin[i] + x1 * cos[i];
+      rotate_pair(a[i], b[i], cos[i], sin[i]);
     }
   }
 }

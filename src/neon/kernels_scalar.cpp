@@ -6,6 +6,7 @@
 #include "neon/kernels.h"
 #include "ggml/q6_K_layout.h"
 #include "ggml/quantize.h"
+#include "neon/rope_pair.h"
 
 namespace r1pi {
 
@@ -108,10 +109,7 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const f
   for (int64_t h = 0; h < n_heads; ++h) {
     float* xh = x + h * head_dim;
     for (int64_t i = 0; i < head_dim / 2; ++i) {
-      const float x0 = xh[2 * i];
-      const float x1 = xh[2 * i + 1];
-      xh[2 * i] = x0 * cos[i] - x1 * sin[i];
-      xh[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
+      rotate_pair(xh[2 * i], xh[2 * i + 1], cos[i], sin[i]);
     }
   }
 }
@@ -121,10 +119,7 @@ void rope_neox(float* x, int64_t n_heads, int64_t head_dim, const float* cos, co
   for (int64_t h = 0; h < n_heads; ++h) {
     float* xh = x + h * head_dim;
     for (int64_t i = 0; i < half; ++i) {
-      const float x0 = xh[i];
-      const float x1 = xh[i + half];
-      xh[i] = x0 * cos[i] - x1 * sin[i];
-      xh[i + half] = x0 * sin[i] + x1 * cos[i];
+      rotate_pair(xh[i], xh[i + half], cos[i], sin[i]);
     }
   }
 }

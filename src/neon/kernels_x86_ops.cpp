@@ -10,6 +10,7 @@
 
 #include "neon/expf_r1pi.h"
 #include "neon/kernels_x86.h"
+#include "neon/rope_pair.h"
 
 namespace r1pi {
 
@@ -136,10 +137,7 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const f
       _mm256_storeu_ps(xh + 2 * i, _mm256_addsub_ps(_mm256_mul_ps(v, cc), _mm256_mul_ps(sw, ss)));
     }
     for (int64_t i = h4; i < half; ++i) {
-      const float x0 = xh[2 * i];
-      const float x1 = xh[2 * i + 1];
-      xh[2 * i] = x0 * cos[i] - x1 * sin[i];
-      xh[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
+      rotate_pair(xh[2 * i], xh[2 * i + 1], cos[i], sin[i]);
     }
   }
 }
@@ -158,10 +156,7 @@ void rope_neox(float* x, int64_t n_heads, int64_t head_dim, const float* cos, co
       _mm256_storeu_ps(b + i, _mm256_add_ps(_mm256_mul_ps(x0, s), _mm256_mul_ps(x1, c)));
     }
     for (int64_t i = h8; i < half; ++i) {
-      const float x0 = a[i];
-      const float x1 = b[i];
-      a[i] = x0 * cos[i] - x1 * sin[i];
-      b[i] = x0 * sin[i] + x1 * cos[i];
+      rotate_pair(a[i], b[i], cos[i], sin[i]);
     }
   }
 }
