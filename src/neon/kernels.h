@@ -138,6 +138,17 @@ constexpr TypeTable with(TypeTable table, std::initializer_list<TypeEntry> entri
 }
 // A table of the given entries, the other types' entries empty.
 constexpr TypeTable by_type(std::initializer_list<TypeEntry> entries) { return with({}, entries); }
+// A table with an entry for every type of kKernelTypes (the scalar reference's): a type left out
+// stops the compilation. It checks the types named, not the pointers, which sanitizer builds do
+// not treat as constants.
+constexpr TypeTable for_every_type(std::initializer_list<TypeEntry> entries) {
+  std::array<bool, kKernelTypes.size()> named{};
+  for (const TypeEntry& e : entries)
+    if (const size_t i = kernel_type_index(e.type); i < named.size()) named[i] = true;
+  for (bool n : named)
+    if (!n) throw std::invalid_argument("a type of kKernelTypes without its entry");
+  return by_type(entries);
+}
 
 // One backend: the per-type kernels, and the ops on floats. Backends fill it with designated
 // initialisers (every entry but a type's must be filled: the kernel tests refuse a nullptr).
