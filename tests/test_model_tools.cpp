@@ -148,6 +148,19 @@ TEST(MakeModel, EveryArchitectureRoundTripsAndRuns) {
   }
 }
 
+// A head size other than dim / heads (qwen3's 64 in the tiny preset, 128 in the real ones) is written
+// as llama.cpp's converter writes it: key_length and value_length both, or llama.cpp refuses the
+// file (it sizes attn_k and attn_v by value_length).
+TEST(MakeModel, Qwen3WritesKeyAndValueLength) {
+  MakeOptions o = quiet();
+  o.arch = "qwen3";
+  o.n_layers = 1;
+  const GgufFile f = GgufFile::open(test::make_model_file("qwen3_head_size", o));
+  EXPECT_EQ(f.get_u32("qwen3.attention.key_length"), 64u);
+  EXPECT_EQ(f.get_u32("qwen3.attention.value_length"), 64u);
+  EXPECT_EQ(f.get_u32("qwen3.embedding_length") / f.get_u32("qwen3.attention.head_count"), 32u);
+}
+
 TEST(MakeModel, SameSeedSameBytesOtherSeedOtherBytes) {
   const std::string dir = scratch_dir("make_seed");
   MakeOptions o = quiet();
@@ -345,6 +358,7 @@ struct TinyFile {
   uint64_t vocab_size_key = 0;  // written as a u64 llama.vocab_size when set
   std::vector<float> rope_freqs;
   uint32_t experts = 0;  // llama.expert_count, written when not 0
+  uint32_t value_length = 0;  // llama.attention.value_length, written when not 0
 
   // The tensors are the architecture table's (rope_freqs only when given), zero-filled.
   std::string write(const std::string& path) const {
@@ -360,6 +374,7 @@ struct TinyFile {
     w.add("llama.attention.head_count_kv", GgufValue::u32(1));
     w.add("llama.vocab_size", vocab_size_key ? GgufValue::u64(vocab_size_key) : GgufValue::u32(vocab));
     if (experts) w.add("llama.expert_count", GgufValue::u32(experts));
+    if (value_length) w.add("llama.attention.value_length", GgufValue::u32(value_length));
     if (llama3_keys) {
       w.add("llama.rope.scaling.type", GgufValue::string("llama3"));
       w.add("llama.rope.scaling.factor", GgufValue::f32(rope_factor));
@@ -443,6 +458,13 @@ TEST(ModelConfig, ErrorsNameTheFileAndTheProblem) {
   TinyFile moe;
   moe.experts = 8;
   EXPECT_NE(config_error(moe, "moe").find("mixture-of-experts model (llama.expert_count = 8)"),
+            std::string::npos);
+
+  // Values of another size than the keys: llama.cpp sizes attn_k/attn_v by it, r1pi does not run it.
+  TinyFile value;
+  value.value_length = 16;
+  EXPECT_NE(config_error(value, "value").find("value head size 16 (attention.value_length) differs from the "
+                                              "key head size 32 (attention.key_length)"),
             std::string::npos);
 
   // Used to be cut to 8 (matching the 8-row tensors) and run.

@@ -71,6 +71,7 @@ ModelConfig llama_shape(uint32_t dim, uint32_t n_layers, uint32_t n_heads, uint3
   c.n_kv_heads = n_kv_heads;
   c.head_dim = dim / n_heads;
   c.rope_dim = c.head_dim;
+  c.value_dim = c.head_dim;
   c.ffn_dim = ffn_dim;
   c.n_vocab = n_vocab;
   return c;

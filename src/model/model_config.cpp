@@ -157,6 +157,9 @@ void ModelConfig::check_sizes(const std::string& context) const {
   auto fail = [&](const std::string& what) { throw Error(context + ": " + what); };
   if (!dim || !n_layers || !n_heads || !n_kv_heads || !head_dim || !ffn_dim || !n_vocab || !n_ctx_train)
     fail("dim, layers, heads, KV heads, head size, FFN size, vocabulary and context must all be positive");
+  if (value_dim != head_dim)
+    fail("value head size " + std::to_string(value_dim) + " (attention.value_length) differs from the key " +
+         "head size " + std::to_string(head_dim) + " (attention.key_length)");
   if (n_heads % n_kv_heads != 0)
     fail(std::to_string(n_heads) + " heads are not divisible by " + std::to_string(n_kv_heads) + " KV heads");
   if (rope_dim % 2 != 0 || rope_dim > head_dim)

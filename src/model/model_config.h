@@ -21,6 +21,7 @@ struct ModelConfig {
   uint32_t n_heads = 0;        // attention.head_count
   uint32_t n_kv_heads = 0;     // attention.head_count_kv (defaults to n_heads)
   uint32_t head_dim = 0;       // attention.key_length (defaults to dim / n_heads)
+  uint32_t value_dim = 0;      // attention.value_length (the same default): r1pi needs head_dim
   uint32_t rope_dim = 0;       // rope.dimension_count (defaults to head_dim)
   float rms_eps = 1e-5f;       // attention.layer_norm_rms_epsilon
   float rope_base = 10000.0f;  // rope.freq_base

@@ -124,6 +124,7 @@ void import_llama2c(const std::string& checkpoint_path, const std::string& out_p
     throw Error(path + ": dim " + std::to_string(h.dim) + " is not divisible by " + std::to_string(h.heads) + " heads");
   shape.head_dim = h.dim / h.heads;
   shape.rope_dim = shape.head_dim;
+  shape.value_dim = shape.head_dim;
   shape.ffn_dim = h.hidden;
   shape.n_vocab = static_cast<uint32_t>(std::abs(h.vocab));
   shape.n_ctx_train = h.seq_len;

@@ -146,6 +146,7 @@ ModelConfig resolve_shape(const MakeOptions& o, uint32_t n_tokenizer_tokens) {
     s.head_dim = s.dim / s.n_heads;
   }
   if (s.rope_dim == 0) s.rope_dim = s.head_dim;
+  s.value_dim = s.head_dim;
   s.tied_output = s.tied_output || o.tied_output;
   check_shape(s, o.matrix_type, o.output_type, s.tied_output, "model shape");
   if (const auto& r = preset.rope_scaling)

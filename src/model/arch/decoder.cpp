@@ -17,6 +17,9 @@ std::vector<HyperParam> transformer_params() {
       {"attention.head_count_kv", &C::n_kv_heads, [](const C& c) { return double(c.n_heads); }},
       {"attention.key_length", &C::head_dim,
        [](const C& c) { return double(c.n_heads ? c.dim / c.n_heads : 0); }, false},
+      // llama.cpp sizes attn_k and attn_v from value_length (qwen3's 128 with dim / heads 64 needs it).
+      {"attention.value_length", &C::value_dim,
+       [](const C& c) { return double(c.n_heads ? c.dim / c.n_heads : 0); }, false},
       {"rope.dimension_count", &C::rope_dim, [](const C& c) { return double(c.head_dim); }},
       {"attention.layer_norm_rms_epsilon", &C::rms_eps, [](const C&) { return 1e-5; }},
       {"rope.freq_base", &C::rope_base, [](const C&) { return 10000.0; }},
