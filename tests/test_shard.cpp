@@ -68,6 +68,21 @@ TEST(Shard, RefusesCountsThatDoNotSplit) {
   EXPECT_NE(error_of([&] { Shard::for_rank(c, 0, 3); }).find("in blocks of 256"), std::string::npos);
 }
 
+// R1-Distill-Qwen-1.5B has 2 KV heads: 2 ranks split it, 3 or 4 are refused, naming the count
+// (the cluster issue lifts this).
+TEST(Shard, RefusesMoreRanksThanTheQwen15BsTwoKvHeads) {
+  MakeOptions o;
+  o.arch = "qwen2";
+  o.preset = "1.5B";
+  const ModelConfig c = resolve_shape(o, 0);
+  ASSERT_EQ(c.n_kv_heads, 2u);
+  EXPECT_EQ(error_of([&] { Shard::for_rank(c, 1, 2); }), "(no error)");
+  for (int n : {3, 4})
+    EXPECT_EQ(error_of([&] { Shard::for_rank(c, 0, n); }),
+              "cannot split the model over " + std::to_string(n) +
+                  " ranks: it has only 2 KV heads (use at most 2 ranks)");
+}
+
 // ---- slices of a real file --------------------------------------------------------------------
 
 // 3 layers, 8/4 heads, Q4_0 matrices and a Q4_0 output: 4 ranks split every tensor.
