@@ -4,10 +4,11 @@
 // Input: 1 flag byte, then the body. Bit 0 picks the route (chat or completions). The body goes
 // through parse_api_request(), which must accept it or refuse it with a 400 ApiError, nothing
 // else; an accepted request must hold what the server relies on (a non-empty list of known roles,
-// sampling values in range, n_predict's bounds), and render under every template. Then the same
-// bytes, cut at the places the flag's other bits and the body's length give, play the engine's
-// streamed text: the stop strings and the reasoning split must give back exactly the text (up to
-// the first stop string), and the response chunks built from any bytes must serialise.
+// sampling values in range, n_predict's bounds), and render under every template, thinking on and
+// off. Then the same bytes, cut at the places the flag's other bits and the body's length give,
+// play the engine's streamed text: the stop strings and the reasoning split must give back
+// exactly the text (up to the first stop string), and the response chunks built from any bytes
+// must serialise.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -34,8 +35,10 @@ void check_request(const r1pi::ApiRequest& r) {
     if (r.messages.empty()) finding("accepted a chat without messages");
     for (const r1pi::ChatMessage& m : r.messages)
       if (!r1pi::known_chat_role(m.role)) finding("accepted an unknown role");
-    for (r1pi::ChatTemplate t : {r1pi::ChatTemplate::DeepSeekR1, r1pi::ChatTemplate::Llama3, r1pi::ChatTemplate::ChatML})
-      if (r1pi::render_chat(t, r.messages).empty()) finding("rendered a chat as nothing");
+    for (r1pi::ChatTemplate t : {r1pi::ChatTemplate::DeepSeekR1, r1pi::ChatTemplate::Llama3, r1pi::ChatTemplate::Qwen3,
+                                 r1pi::ChatTemplate::Qwen25, r1pi::ChatTemplate::ChatML})
+      for (bool thinking : {true, false})
+        if (r1pi::render_chat(t, r.messages, thinking).empty()) finding("rendered a chat as nothing");
   }
   if (r.max_tokens != -1 && (r.max_tokens < 1 || r.max_tokens > (1 << 24))) finding("accepted max_tokens out of range");
   const r1pi::SamplerParams& s = r.sampler;

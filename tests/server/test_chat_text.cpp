@@ -1,13 +1,19 @@
-// The text side of the chat and the server, without a model: chat templates (R1's rules from its
-// Jinja template in shared/data), the reasoning split and stop strings when their markers arrive
-// cut at every possible place, and the request parser's refusals.
+// The text side of the chat and the server, without a model: chat templates (against strings the
+// real Jinja templates render, tests/server/render_chat_templates.py) and how a model's file picks
+// one, the reasoning split and stop strings when their markers arrive cut at every possible
+// place, and the request parser's refusals.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 
 #include "chat/chat_template.h"
 #include "chat/reasoning_split.h"
 #include "chat/stop_strings.h"
 #include "server/api_error.h"
 #include "server/api_request.h"
+#include "test_support.h"
+#include "tokenizer/hf_tokenizer_json.h"
 
 namespace r1pi {
 namespace {
@@ -92,16 +98,23 @@ TEST(StopStrings, EarliestOfSeveralWinsAndPartialsAreReleased) {
   EXPECT_FALSE(matched);
 }
 
-TEST(ChatTemplate, DeepSeekR1AsItsJinjaTemplate) {
-  // shared/data's example: a single "Hi" with the generation prompt (BOS is the tokenizer's).
-  EXPECT_EQ(render_chat(ChatTemplate::DeepSeekR1, {{"user", "Hi"}}), "<｜User｜>Hi<｜Assistant｜><think>\n");
-  // The last system message, unmarked, first; earlier answers without their reasoning.
-  EXPECT_EQ(render_chat(ChatTemplate::DeepSeekR1, {{"system", "old"},
-                                                   {"user", "2+2?"},
-                                                   {"assistant", "sum</think>a</think>\n\n4"},
-                                                   {"system", "Be brief."},
-                                                   {"user", "3+3?"}}),
-            "Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4<｜end▁of▁sentence｜><｜User｜>3+3?<｜Assistant｜><think>\n");
+// tests/server/chat_template_cases.json: messages rendered by the Jinja templates in shared/data
+// (Qwen3's, Qwen2.5-Instruct's, R1-Distill-Qwen's) as Hugging Face renders them. The template
+// writes BOS as text where r1pi's tokenizer adds it: the case names the text to put in front.
+TEST(ChatTemplate, RendersAsTheJinjaTemplates) {
+  std::ifstream in(R1PI_CHAT_TEMPLATE_CASES);
+  ASSERT_TRUE(in) << R1PI_CHAT_TEMPLATE_CASES;
+  const nlohmann::json cases = nlohmann::json::parse(in)["cases"];
+  ASSERT_GE(cases.size(), 25u);
+  for (const nlohmann::json& c : cases) {
+    const std::optional<ChatTemplate> t = chat_template_named(c["template"].get<std::string>());
+    ASSERT_TRUE(t) << c["template"];
+    std::vector<ChatMessage> messages;
+    for (const nlohmann::json& m : c["messages"]) messages.push_back({m["role"], m["content"]});
+    EXPECT_EQ(c["bos_token"].get<std::string>() + render_chat(*t, messages, c["thinking"].get<bool>()),
+              c["expected"].get<std::string>())
+        << c["name"];
+  }
 }
 
 TEST(ChatTemplate, Llama3AndChatML) {
@@ -117,9 +130,48 @@ TEST(ChatTemplate, Llama3AndChatML) {
 }
 
 TEST(ChatTemplate, Names) {
-  for (ChatTemplate t : {ChatTemplate::DeepSeekR1, ChatTemplate::Llama3, ChatTemplate::ChatML})
+  for (ChatTemplate t : {ChatTemplate::DeepSeekR1, ChatTemplate::Llama3, ChatTemplate::Qwen3, ChatTemplate::Qwen25,
+                         ChatTemplate::ChatML})
     EXPECT_EQ(chat_template_named(chat_template_name(t)), t);
+  EXPECT_EQ(chat_template_named("qwen3"), ChatTemplate::Qwen3);
+  EXPECT_EQ(chat_template_named("qwen2.5"), ChatTemplate::Qwen25);
+  EXPECT_EQ(chat_template_names(), "deepseek-r1, llama3, qwen3, qwen2.5, chatml");
   EXPECT_FALSE(chat_template_named("jinja"));
+}
+
+// A byte-level vocabulary with these extra tokens and tokenizer.chat_template text.
+Tokenizer vocabulary_with(const std::vector<std::string>& tokens, const std::string& chat_template) {
+  Vocab v = builtin_byte_vocab(300);
+  for (size_t i = 0; i < tokens.size(); ++i) v.tokens[258 + i] = tokens[i];
+  v.chat_template = chat_template;
+  return Tokenizer(std::move(v));
+}
+
+TEST(ChatTemplate, DetectedFromTheTemplateText) {
+  auto detect = [](const std::string& file) {
+    return detect_chat_template(vocabulary_with({}, test::read_file(test::shared_data(file))));
+  };
+  EXPECT_EQ(detect("qwen/templates/qwen3-chat_template.extracted.jinja"), ChatTemplate::Qwen3);
+  EXPECT_EQ(detect("qwen/templates/Qwen-Qwen2.5-7B-Instruct.jinja"), ChatTemplate::Qwen25);
+  // DeepSeek's template over the Qwen vocabulary is byte for byte the one over Llama 3's.
+  EXPECT_EQ(detect("qwen/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"), ChatTemplate::DeepSeekR1);
+  EXPECT_EQ(detect("qwen/templates/llama-cpp-deepseek-r1.jinja"), ChatTemplate::DeepSeekR1);
+  EXPECT_EQ(detect("deepseek-r1-distill-llama-8b.chat_template.jinja"), ChatTemplate::DeepSeekR1);
+  EXPECT_EQ(test::read_file(test::shared_data("qwen/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja")),
+            test::read_file(test::shared_data("deepseek-r1-distill-llama-8b.chat_template.jinja")));
+}
+
+TEST(ChatTemplate, DetectedFromTheVocabularyWithoutATemplate) {
+  const auto detect = [](const std::vector<std::string>& tokens) {
+    return detect_chat_template(vocabulary_with(tokens, ""));
+  };
+  EXPECT_EQ(detect({"<|im_start|>", "<|im_end|>", "<think>", "</think>"}), ChatTemplate::Qwen3);
+  EXPECT_EQ(detect({"<|im_start|>", "<|im_end|>"}), ChatTemplate::ChatML);  // Qwen2.5's vocabulary
+  // R1-Distill-Qwen's: "<think>" too, but DeepSeek's markers.
+  EXPECT_EQ(detect({"<｜User｜>", "<｜Assistant｜>", "<think>", "</think>"}), ChatTemplate::DeepSeekR1);
+  EXPECT_EQ(detect({"<|start_header_id|>", "<|end_header_id|>"}), ChatTemplate::Llama3);
+  EXPECT_EQ(detect({"<think>"}), ChatTemplate::ChatML);
+  EXPECT_EQ(detect({}), ChatTemplate::ChatML);
 }
 
 int status_of(Endpoint e, const std::string& body, std::string* message = nullptr) {
