@@ -34,19 +34,20 @@ struct TemplateRow {
   const char* name;
   std::array<std::string_view, 2> markers;  // all in the template text or the vocabulary ("": none)
   const char* turn_end;
+  ReasoningStart answer_start;
   std::string (*render)(const std::vector<ChatMessage>&, bool thinking);
 };
 
 // In the order detection tries them: the more particular markers first.
 constexpr TemplateRow kTemplates[] = {
-    {ChatTemplate::DeepSeekR1, "deepseek-r1", {"<｜Assistant｜>"}, "<｜end▁of▁sentence｜>",
+    {ChatTemplate::DeepSeekR1, "deepseek-r1", {"<｜Assistant｜>"}, "<｜end▁of▁sentence｜>", ReasoningStart::Inside,
      render_deepseek_r1},
-    {ChatTemplate::Llama3, "llama3", {"<|start_header_id|>"}, "<|eot_id|>", render_llama3},
-    {ChatTemplate::Qwen3, "qwen3", {"<|im_start|>", "<think>"}, "<|im_end|>",
+    {ChatTemplate::Llama3, "llama3", {"<|start_header_id|>"}, "<|eot_id|>", ReasoningStart::None, render_llama3},
+    {ChatTemplate::Qwen3, "qwen3", {"<|im_start|>", "<think>"}, "<|im_end|>", ReasoningStart::Opens,
      [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kQwen3, m, thinking); }},
-    {ChatTemplate::Qwen25, "qwen2.5", {"<|im_start|>", kQwen25.default_system}, "<|im_end|>",
+    {ChatTemplate::Qwen25, "qwen2.5", {"<|im_start|>", kQwen25.default_system}, "<|im_end|>", ReasoningStart::None,
      [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kQwen25, m, thinking); }},
-    {ChatTemplate::ChatML, "chatml", {"<|im_start|>"}, "<|im_end|>",
+    {ChatTemplate::ChatML, "chatml", {"<|im_start|>"}, "<|im_end|>", ReasoningStart::None,
      [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kChatML, m, thinking); }},
 };
 
@@ -102,6 +103,8 @@ std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, con
                                  bool thinking) {
   return tokenizer.encode(render_chat(t, messages, thinking), tokenizer.add_bos(), true);
 }
+
+ReasoningStart answer_start(ChatTemplate t) { return row(t).answer_start; }
 
 std::vector<std::string> turn_end_strings(ChatTemplate t) { return {row(t).turn_end}; }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chat/chat_message.h"
+#include "chat/reasoning_split.h"
 #include "tokenizer/tokenizer.h"
 
 namespace r1pi {
@@ -43,8 +44,9 @@ std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages
 std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, const std::vector<ChatMessage>& messages,
                                  bool thinking = true);
 
-// DeepSeek-R1's answers begin inside their reasoning (the prompt ends with "<think>\n").
-inline bool opens_in_reasoning(ChatTemplate t) { return t == ChatTemplate::DeepSeekR1; }
+// Where the answer starts for the reasoning split: inside the reasoning after R1's prompt (it ends
+// with "<think>\n"), at a "<think>" the answer may write itself with Qwen3's, no reasoning else.
+ReasoningStart answer_start(ChatTemplate t);
 
 // Text that ends a turn when the model writes it as text rather than as its end-of-generation
 // token (a vocabulary without "<|im_end|>" spells it in pieces).

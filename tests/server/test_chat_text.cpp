@@ -30,8 +30,8 @@ std::vector<std::string> cut(const std::string& text, std::vector<size_t> at) {
   return pieces;
 }
 
-TextParts split_all(const std::vector<std::string>& pieces, bool in_reasoning) {
-  ReasoningSplit split(in_reasoning);
+TextParts split_all(const std::vector<std::string>& pieces, ReasoningStart start, bool* entered = nullptr) {
+  ReasoningSplit split(start);
   TextParts all;
   auto add = [&](const TextParts& p) {
     all.reasoning += p.reasoning;
@@ -39,34 +39,63 @@ TextParts split_all(const std::vector<std::string>& pieces, bool in_reasoning) {
   };
   for (const std::string& p : pieces) add(split.push(p));
   add(split.finish());
+  if (entered) *entered = split.entered();
   return all;
 }
 
-TEST(ReasoningSplit, ThinkEndCutAnywhereOverTwoOrThreePieces) {
-  const std::string text = "Hmm, 2+2.</think>It is 4.";
-  for (size_t a = 0; a <= text.size(); ++a) {
-    for (size_t b = a; b <= text.size(); ++b) {
-      const TextParts parts = split_all(cut(text, {a, b}), true);
-      ASSERT_EQ(parts.reasoning, "Hmm, 2+2.") << a << " " << b;
-      ASSERT_EQ(parts.content, "It is 4.") << a << " " << b;
-    }
+// Every way of cutting text in two or three pieces, and byte by byte, gives the same parts.
+void expect_split_anywhere(const std::string& text, ReasoningStart start, const TextParts& want, bool want_entered) {
+  std::vector<std::vector<std::string>> ways;
+  for (size_t a = 0; a <= text.size(); ++a)
+    for (size_t b = a; b <= text.size(); ++b) ways.push_back(cut(text, {a, b}));
+  std::vector<std::string> bytes;
+  for (char c : text) bytes.push_back(std::string(1, c));
+  ways.push_back(bytes);
+  for (const std::vector<std::string>& pieces : ways) {
+    bool entered = false;
+    const TextParts parts = split_all(pieces, start, &entered);
+    std::string shown;
+    for (const std::string& p : pieces) shown += "[" + p + "]";
+    ASSERT_EQ(parts.reasoning, want.reasoning) << shown;
+    ASSERT_EQ(parts.content, want.content) << shown;
+    ASSERT_EQ(entered, want_entered) << shown;
   }
 }
 
+TEST(ReasoningSplit, ThinkEndCutAnywhereWhenThePromptOpenedTheBlock) {
+  expect_split_anywhere("Hmm, 2+2.</think>It is 4.", ReasoningStart::Inside, {"Hmm, 2+2.", "It is 4."}, true);
+}
+
 TEST(ReasoningSplit, HeldPrefixThatIsNotTheMarkerStaysReasoning) {
-  const TextParts parts = split_all({"a </th", "ink but not", " </thi"}, true);
+  const TextParts parts = split_all({"a </th", "ink but not", " </thi"}, ReasoningStart::Inside);
   EXPECT_EQ(parts.reasoning, "a </think but not </thi");
   EXPECT_EQ(parts.content, "");
   // Later "</think>" text belongs to the answer: only the first one closes the reasoning.
-  const TextParts twice = split_all({"r</think>c</think>d"}, true);
+  const TextParts twice = split_all({"r</think>c</think>d"}, ReasoningStart::Inside);
   EXPECT_EQ(twice.reasoning, "r");
   EXPECT_EQ(twice.content, "c</think>d");
 }
 
-TEST(ReasoningSplit, OffSendsEverythingToContent) {
-  const TextParts parts = split_all({"r</thi", "nk>c"}, false);
-  EXPECT_EQ(parts.reasoning, "");
-  EXPECT_EQ(parts.content, "r</think>c");
+TEST(ReasoningSplit, NoneSendsEverythingToContent) {
+  expect_split_anywhere("<think>r</think>c", ReasoningStart::None, {"", "<think>r</think>c"}, false);
+}
+
+// Qwen3 writes "<think>" itself (an ordinary token, or pieces such as "<th" + "ink>").
+TEST(ReasoningSplit, AnswerThatOpensItsThinkBlockCutAnywhere) {
+  expect_split_anywhere("<think>\nHmm, 2+2.\n</think>\n\nIt is 4.", ReasoningStart::Opens,
+                        {"\nHmm, 2+2.\n", "\n\nIt is 4."}, true);
+  expect_split_anywhere("<think>\n\n</think>\n\nFour.", ReasoningStart::Opens, {"\n\n", "\n\nFour."}, true);
+  expect_split_anywhere("<think>never closed", ReasoningStart::Opens, {"never closed", ""}, true);
+}
+
+TEST(ReasoningSplit, AnswerThatDoesNotOpenWithThinkIsContent) {
+  // Only the very beginning can open the block: "<think>" later is text of the answer.
+  expect_split_anywhere("Four. <think>x</think>y", ReasoningStart::Opens, {"", "Four. <think>x</think>y"}, false);
+  expect_split_anywhere(" <think>x</think>", ReasoningStart::Opens, {"", " <think>x</think>"}, false);
+  expect_split_anywhere("<thinking>", ReasoningStart::Opens, {"", "<thinking>"}, false);
+  // A beginning of "<think>" that the answer never finished is given back at the end.
+  expect_split_anywhere("<thi", ReasoningStart::Opens, {"", "<thi"}, false);
+  expect_split_anywhere("", ReasoningStart::Opens, {"", ""}, false);
 }
 
 std::string stop_all(const std::vector<std::string>& pieces, std::vector<std::string> stops, bool* matched) {
@@ -172,6 +201,15 @@ TEST(ChatTemplate, DetectedFromTheVocabularyWithoutATemplate) {
   EXPECT_EQ(detect({"<|start_header_id|>", "<|end_header_id|>"}), ChatTemplate::Llama3);
   EXPECT_EQ(detect({"<think>"}), ChatTemplate::ChatML);
   EXPECT_EQ(detect({}), ChatTemplate::ChatML);
+}
+
+TEST(ChatTemplate, AnswerStartsAndTurnEnds) {
+  EXPECT_EQ(answer_start(ChatTemplate::DeepSeekR1), ReasoningStart::Inside);
+  EXPECT_EQ(answer_start(ChatTemplate::Qwen3), ReasoningStart::Opens);
+  for (ChatTemplate t : {ChatTemplate::Llama3, ChatTemplate::Qwen25, ChatTemplate::ChatML})
+    EXPECT_EQ(answer_start(t), ReasoningStart::None);
+  for (ChatTemplate t : {ChatTemplate::Qwen3, ChatTemplate::Qwen25, ChatTemplate::ChatML})
+    EXPECT_EQ(turn_end_strings(t), std::vector<std::string>{"<|im_end|>"});
 }
 
 int status_of(Endpoint e, const std::string& body, std::string* message = nullptr) {

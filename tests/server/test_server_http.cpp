@@ -156,21 +156,44 @@ std::pair<std::string, std::string> streamed(httplib::Client& cli, const std::st
   return {reasoning, content};
 }
 
-TEST(ServerHttp, ReasoningSplitStreamedAndWholeWithThinkEndAsOneTokenOrInPieces) {
+// A server that "generates" answer (its marker tokens whole, then spelled in pieces) splits it
+// into these parts, streamed and whole.
+void expect_served_split(const std::string& answer, const ServeOptions& options, const std::string& want_reasoning,
+                         const std::string& want_content) {
+  ASSERT_NE(deepseek().encode(answer, false, true), deepseek().encode(answer, false, false));  // two ways to spell it
   for (bool pieces : {false, true}) {
-    ScriptedServer server(script(pieces), ServeOptions{});
+    const std::vector<int32_t> tokens = deepseek().encode(answer, false, !pieces);
+    ScriptedServer server(tokens, options);
     httplib::Client cli = server.client();
     const auto [reasoning, content] = streamed(cli, kChat + R"(, "stream": true})");
-    EXPECT_EQ(reasoning, "Two and two.") << pieces;
-    EXPECT_EQ(content, "\n\nIt is 4.") << pieces;
+    EXPECT_EQ(reasoning, want_reasoning) << pieces;
+    EXPECT_EQ(content, want_content) << pieces;
     auto whole = cli.Post("/v1/chat/completions", kChat + "}", "application/json");
     ASSERT_TRUE(whole);
     const json j = json::parse(whole->body);
-    EXPECT_EQ(j["choices"][0]["message"]["reasoning_content"], "Two and two.");
-    EXPECT_EQ(j["choices"][0]["message"]["content"], "\n\nIt is 4.");
+    EXPECT_EQ(j["choices"][0]["message"]["reasoning_content"], want_reasoning);
+    EXPECT_EQ(j["choices"][0]["message"]["content"], want_content);
     EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
-    EXPECT_EQ(j["usage"]["completion_tokens"], int(script(pieces).size()) + 1);  // and EOS
+    EXPECT_EQ(j["usage"]["completion_tokens"], int(tokens.size()) + 1);  // and EOS
   }
+}
+
+TEST(ServerHttp, ReasoningSplitStreamedAndWholeWithThinkEndAsOneTokenOrInPieces) {
+  expect_served_split(kAnswer, ServeOptions{}, "Two and two.", "\n\nIt is 4.");
+}
+
+ServeOptions qwen3() {
+  ServeOptions o;
+  o.chat.template_name = "qwen3";
+  return o;
+}
+
+// Qwen3's template on the same server (the split does not depend on the vocabulary): the answer
+// opens its think block itself, "<think>" as one token (an ordinary one in Qwen3's vocabulary) or
+// spelled in pieces.
+TEST(ServerHttp, Qwen3ReasoningSplitWhenTheAnswerOpensItsThinkBlock) {
+  expect_served_split("<think>\nTwo and two.\n</think>\n\nIt is 4.", qwen3(), "\nTwo and two.\n",
+                      "\n\nIt is 4.");
 }
 
 TEST(ServerHttp, ReasoningFormatNoneAndCompletionsKeepTheWholeText) {
