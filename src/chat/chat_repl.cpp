@@ -79,9 +79,10 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   settings.reasoning = answer_start(chat_template);
   settings.cancelled = [] { return g_interrupted != 0; };
   std::fprintf(stderr,
-               "chat: template %s, temp %.2f, top-p %.2f; /reset starts over, /stats, /quit; Ctrl-C stops "
-               "an answer\n",
-               chat_template_name(chat_template).c_str(), settings.generation.sampler.temperature,
+               "chat: template %s, reasoning %s, temp %.2f, top-p %.2f; /reset starts over, /stats, /quit; "
+               "Ctrl-C stops an answer\n",
+               chat_template_name(chat_template).c_str(), options.reasoning ? "on" : "off",
+               settings.generation.sampler.temperature,
                settings.generation.sampler.top_p);
 
   struct sigaction action {};
@@ -110,7 +111,7 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
     }
     if (line->empty()) continue;
     messages.push_back({"user", *line});
-    const std::vector<int32_t> prompt = encode_chat(tokenizer, chat_template, messages);
+    const std::vector<int32_t> prompt = encode_chat(tokenizer, chat_template, messages, options.reasoning);
     if (prompt.size() >= size_t(source.n_ctx())) {
       std::fprintf(stderr, "error: the conversation is %zu tokens and does not fit the context of %d (/reset starts over)\n",
                    prompt.size(), source.n_ctx());

@@ -37,7 +37,7 @@ bool known_chat_role(std::string_view role);
 // The prompt for the messages, ending with the opening of the assistant's answer. Without BOS:
 // the tokenizer adds it as it does for -p (encode with add_bos and special tokens parsed), so the
 // same text given to `r1pi -p` is the same prompt. thinking: the template's enable_thinking
-// only Qwen3's reads it. Throws r1pi::Error for an unknown role.
+// (--reasoning, chat_template_kwargs); only Qwen3's reads it. Throws r1pi::Error for an unknown role.
 std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking = true);
 
 // render_chat() as token ids, special tokens parsed, BOS when the vocabulary wants one.

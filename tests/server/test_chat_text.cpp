@@ -267,6 +267,26 @@ TEST(ApiRequest, ReadsTheFields) {
   EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);
+  EXPECT_FALSE(r.enable_thinking);
+}
+
+// llama-server's chat_template_kwargs: enable_thinking is read, other variables ignored.
+TEST(ApiRequest, ChatTemplateKwargs) {
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], "chat_template_kwargs": )";
+  auto thinking = [&](const std::string& kwargs) {
+    return parse_api_request(Endpoint::Chat, chat + kwargs + "}", SamplerParams{}).enable_thinking;
+  };
+  EXPECT_EQ(thinking(R"({"enable_thinking": false})"), false);
+  EXPECT_EQ(thinking(R"({"enable_thinking": true, "other": [1]})"), true);
+  EXPECT_EQ(thinking(R"({"other": 1})"), std::nullopt);
+  EXPECT_EQ(thinking("null"), std::nullopt);
+  EXPECT_EQ(thinking(R"({"enable_thinking": null})"), std::nullopt);
+  std::string message;
+  EXPECT_EQ(status_of(Endpoint::Chat, chat + "true}", &message), 400);
+  EXPECT_EQ(message, "'chat_template_kwargs' must be an object");
+  EXPECT_EQ(status_of(Endpoint::Chat, chat + R"({"enable_thinking": "false"}})", &message), 400);
+  EXPECT_EQ(message, "'chat_template_kwargs.enable_thinking' must be true or false");
+  EXPECT_EQ(status_of(Endpoint::Chat, chat + R"({"enable_thinking": 0}})", &message), 400);
 }
 
 }  // namespace

@@ -182,9 +182,10 @@ TEST(ServerHttp, ReasoningSplitStreamedAndWholeWithThinkEndAsOneTokenOrInPieces)
   expect_served_split(kAnswer, ServeOptions{}, "Two and two.", "\n\nIt is 4.");
 }
 
-ServeOptions qwen3() {
+ServeOptions qwen3(bool reasoning) {
   ServeOptions o;
   o.chat.template_name = "qwen3";
+  o.chat.reasoning = reasoning;
   return o;
 }
 
@@ -192,8 +193,39 @@ ServeOptions qwen3() {
 // opens its think block itself, "<think>" as one token (an ordinary one in Qwen3's vocabulary) or
 // spelled in pieces.
 TEST(ServerHttp, Qwen3ReasoningSplitWhenTheAnswerOpensItsThinkBlock) {
-  expect_served_split("<think>\nTwo and two.\n</think>\n\nIt is 4.", qwen3(), "\nTwo and two.\n",
+  expect_served_split("<think>\nTwo and two.\n</think>\n\nIt is 4.", qwen3(true), "\nTwo and two.\n",
                       "\n\nIt is 4.");
+}
+
+int prompt_tokens(httplib::Client& cli, const std::string& body) {
+  auto res = cli.Post("/v1/chat/completions", body, "application/json");
+  EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
+  return res && res->status == 200 ? json::parse(res->body)["usage"]["prompt_tokens"].get<int>() : -1;
+}
+
+// chat_template_kwargs.enable_thinking=false, --reasoning off and Qwen3's "/no_think" all end the
+// prompt with the empty think block (its four tokens here); a request's kwargs override --reasoning.
+TEST(ServerHttp, Qwen3ThinkingOffByChatTemplateKwargsReasoningOffOrNoThink) {
+  const int block = int(deepseek().encode("<think>\n\n</think>\n\n", false, true).size());
+  ASSERT_EQ(block, 4);
+  const std::string on = R"(, "chat_template_kwargs": {"enable_thinking": true}})";
+  const std::string off = R"(, "chat_template_kwargs": {"enable_thinking": false}})";
+  for (bool reasoning : {true, false}) {
+    ScriptedServer server(deepseek().encode("Four.", false, true), qwen3(reasoning));
+    httplib::Client cli = server.client();
+    const int thinking = prompt_tokens(cli, kChat + on);
+    EXPECT_EQ(prompt_tokens(cli, kChat + off), thinking + block);
+    EXPECT_EQ(prompt_tokens(cli, kChat + "}"), reasoning ? thinking : thinking + block);
+    const std::string no_think = R"({"messages": [{"role": "user", "content": "2+2? /no_think"}])";
+    EXPECT_EQ(prompt_tokens(cli, no_think + on), prompt_tokens(cli, no_think + off));
+  }
+  ScriptedServer server({}, qwen3(true));
+  httplib::Client cli = server.client();
+  auto bad = cli.Post("/v1/chat/completions", kChat + R"(, "chat_template_kwargs": {"enable_thinking": "no"}})",
+                      "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(json::parse(bad->body)["error"]["message"], "'chat_template_kwargs.enable_thinking' must be true or false");
 }
 
 TEST(ServerHttp, ReasoningFormatNoneAndCompletionsKeepTheWholeText) {
