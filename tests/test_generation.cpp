@@ -268,6 +268,38 @@ TEST(Cli, SeedTakesEvery64BitValueAndNothingElse) {
   expect_error("-m " + tiny_model() + " -p hi --seed -2", "--seed");
 }
 
+// The chat's prompt size for a line (its /stats line) with Qwen3's template and --reasoning as
+// given ("": the default, on); off ends the prompt with the empty think block, 19 tokens in the
+// tiny model's byte vocabulary.
+int chat_prompt_tokens(const std::string& line, const std::string& reasoning) {
+  const test::CommandResult r = test::run_command(
+      "printf '" + line + "\\n/stats\\n' | " + r1pi() + " -m " + tiny_model() +
+      " --chat --chat-template qwen3 -n 1 -t 1" + (reasoning.empty() ? "" : " --reasoning " + reasoning));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::string banner = "chat: template qwen3, reasoning " + (reasoning == "off" ? reasoning : "on");
+  EXPECT_NE(r.output.find(banner), std::string::npos) << r.output;
+  std::smatch m;
+  if (!std::regex_search(r.output, m, std::regex(R"(stats: prompt (\d+) tokens)"))) {
+    ADD_FAILURE() << r.output;
+    return -1;
+  }
+  return std::stoi(m[1]);
+}
+
+TEST(Cli, ChatReasoningOffWritesTheEmptyThinkBlock) {
+  const int on = chat_prompt_tokens("hi", "");
+  EXPECT_EQ(chat_prompt_tokens("hi", "on"), on);
+  EXPECT_EQ(chat_prompt_tokens("hi", "off"), on + 19);
+  // Qwen3's soft switch in the message does the same; --reasoning off is not undone by /think.
+  EXPECT_EQ(chat_prompt_tokens("hi /no_think", ""), chat_prompt_tokens("hi /no_think", "off"));
+  EXPECT_EQ(chat_prompt_tokens("hi /think", "off"), chat_prompt_tokens("hi /think", "") + 19);
+}
+
+TEST(Cli, ReasoningAndChatTemplateFlagsTakeTheirValuesOnly) {
+  expect_error("-m " + tiny_model() + " --chat --reasoning maybe", "--reasoning");
+  expect_error("-m " + tiny_model() + " --chat --chat-template qwen", "deepseek-r1, llama3, qwen3, qwen2.5, chatml");
+}
+
 TEST(Cli, ThreadsAreCappedAtTheCores) {
   const unsigned cores = std::thread::hardware_concurrency();
   const test::CommandResult r =

@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   r1pi::ChatOptions chat;
   r1pi::ServeOptions serve;
   bool chat_mode = false, serve_mode = false;
-  std::string api_key_file, reasoning_format = "deepseek";
+  std::string api_key_file, reasoning_format = "deepseek", reasoning = "on";
   std::string prompt_file;
   std::string seed = "-1";
   std::string spec_ngram = "1:4";
@@ -193,16 +193,19 @@ int main(int argc, char** argv) {
   app.add_flag("--serve", serve_mode, "an OpenAI-compatible HTTP server with a chat page at /")
       ->excludes(chat_flag)->group(session);
   app.add_option("--chat-template", chat.template_name,
-                 "deepseek-r1, llama3 or chatml (default: the model's tokenizer.chat_template)")->group(session);
+                 r1pi::chat_template_names() + " (default: the model's tokenizer.chat_template)")->group(session);
   app.add_option("--system", chat.system, "the chat's system message")->group(session);
   app.add_flag("--hide-think", chat.hide_think, "the chat does not show the reasoning")->group(session);
+  app.add_option("--reasoning", reasoning,
+                 "off: the template's enable_thinking=false (Qwen3 answers without thinking); the server's default")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str()->group(session);
   app.add_option("--host", serve.host, "address the server listens on")->capture_default_str()->group(session);
   app.add_option("--port", serve.port, "port the server listens on (0: any free one)")
       ->check(CLI::Range(0, 65535))->capture_default_str()->group(session);
   auto* key_option = app.add_option("--api-key", serve.api_key, "requests must carry Authorization: Bearer KEY")->group(session);
   app.add_option("--api-key-file", api_key_file, "read the API key from a file")->excludes(key_option)->group(session);
   app.add_option("--reasoning-format", reasoning_format,
-                 "deepseek: R1's reasoning in reasoning_content; none: all text in content")
+                 "deepseek: the reasoning (R1's, Qwen3's) in reasoning_content; none: all text in content")
       ->check(CLI::IsMember({"deepseek", "none"}))->capture_default_str()->group(session);
   app.add_option("--queue-size", serve.queue_size, "requests waiting or running before 503")
       ->check(CLI::Range(1, 4096))->capture_default_str()->group(session);
@@ -235,6 +238,7 @@ int main(int argc, char** argv) {
   chat.temperature_given = app.count("--temp") > 0;
   chat.top_p_given = app.count("--top-p") > 0;
   serve.split_reasoning = reasoning_format == "deepseek";
+  chat.reasoning = reasoning == "on";
   serve.model_name = std::filesystem::path(o.model_path).stem().string();
   const r1pi::Session run_session = [&](r1pi::TokenSource& source, const r1pi::LoadedModel& model, int,
                                         const r1pi::GenerationOptions& defaults) {

@@ -11,6 +11,8 @@ struct ChatOptions {
   std::string template_name;     // --chat-template; empty: the model's (detect_chat_template)
   std::string system;            // --system: the system message of every conversation
   bool hide_think = false;       // --hide-think: the terminal chat does not show the reasoning
+  bool reasoning = true;         // --reasoning on|off: the template's enable_thinking (the server's
+                                 // default for requests without chat_template_kwargs)
   bool temperature_given = false, top_p_given = false;  // else R1's recommended values apply
   GenerationOptions generation;  // -n, -b and the sampler from the command line
 };

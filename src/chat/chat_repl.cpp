@@ -25,14 +25,17 @@ void print(const std::string& text) {
   std::fflush(stdout);
 }
 
-// How an answer appears: on a terminal the reasoning is dimmed (or hidden) and "</think>" is not
-// shown; piped, the text is exactly what was generated.
+// How an answer appears: on a terminal the reasoning is dimmed (or hidden) and the think markers
+// are not shown; piped, the text is exactly what was generated ("<think>" included when the
+// answer wrote it, as Qwen3's do).
 class AnswerPrinter {
  public:
-  AnswerPrinter(bool terminal, bool hide_think) : terminal_(terminal), hide_think_(hide_think) {}
+  AnswerPrinter(bool terminal, bool hide_think, ReasoningStart start)
+      : terminal_(terminal), hide_think_(hide_think), writes_think_start_(start == ReasoningStart::Opens) {}
   void operator()(const TextParts& parts) {
     if (!parts.reasoning.empty() && !hide_think_) {
       if (terminal_ && !dimmed_) print(kDim);
+      if (!terminal_ && !shown_reasoning_ && writes_think_start_) print("<think>");
       dimmed_ = terminal_;
       print(parts.reasoning);
       shown_reasoning_ = true;
@@ -51,7 +54,7 @@ class AnswerPrinter {
   }
 
  private:
-  bool terminal_, hide_think_;
+  bool terminal_, hide_think_, writes_think_start_;
   bool dimmed_ = false, shown_reasoning_ = false;
 };
 
@@ -73,12 +76,13 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   settings.generation = options.generation;
   settings.generation.sampler = chat_sampler(options, chat_template);
   settings.stop = turn_end_strings(chat_template);
-  settings.split_reasoning = opens_in_reasoning(chat_template);
+  settings.reasoning = answer_start(chat_template);
   settings.cancelled = [] { return g_interrupted != 0; };
   std::fprintf(stderr,
-               "chat: template %s, temp %.2f, top-p %.2f; /reset starts over, /stats, /quit; Ctrl-C stops "
-               "an answer\n",
-               chat_template_name(chat_template).c_str(), settings.generation.sampler.temperature,
+               "chat: template %s, reasoning %s, temp %.2f, top-p %.2f; /reset starts over, /stats, /quit; "
+               "Ctrl-C stops an answer\n",
+               chat_template_name(chat_template).c_str(), options.reasoning ? "on" : "off",
+               settings.generation.sampler.temperature,
                settings.generation.sampler.top_p);
 
   struct sigaction action {};
@@ -107,7 +111,7 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
     }
     if (line->empty()) continue;
     messages.push_back({"user", *line});
-    const std::vector<int32_t> prompt = encode_chat(tokenizer, chat_template, messages);
+    const std::vector<int32_t> prompt = encode_chat(tokenizer, chat_template, messages, options.reasoning);
     if (prompt.size() >= size_t(source.n_ctx())) {
       std::fprintf(stderr, "error: the conversation is %zu tokens and does not fit the context of %d (/reset starts over)\n",
                    prompt.size(), source.n_ctx());
@@ -115,13 +119,13 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
       continue;
     }
     settings.generation.n_predict = n_predict_within(options.generation.n_predict, prompt.size(), source.n_ctx());
-    AnswerPrinter printer(terminal, options.hide_think);
+    AnswerPrinter printer(terminal, options.hide_think, settings.reasoning);
     last = complete(source, tokenizer, prompt, settings, std::ref(printer));
     printer.finish();
     print(last.finish_reason == "cancelled" ? " [stopped]\n" : "\n");
-    messages.push_back({"assistant", last.text.reasoning.empty() && !settings.split_reasoning
-                                         ? last.text.content
-                                         : last.text.reasoning + "</think>" + last.text.content});
+    // An unfinished reasoning is closed, so that the template drops it from the history too.
+    messages.push_back({"assistant", last.reasoned ? last.text.reasoning + "</think>" + last.text.content
+                                                   : last.text.content});
   }
   return 0;
 }

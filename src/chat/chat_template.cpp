@@ -1,83 +1,89 @@
 #include "chat/chat_template.h"
 
+#include <algorithm>
+#include <array>
+
+#include "chat/chatml_template.h"
+#include "chat/think_block.h"
 #include "common/error.h"
 
 namespace r1pi {
 
 namespace {
 
-constexpr std::string_view kThinkEnd = "</think>";
-
-struct Named {
-  const char* name;
-  ChatTemplate kind;
-};
-constexpr Named kNames[] = {
-    {"deepseek-r1", ChatTemplate::DeepSeekR1}, {"llama3", ChatTemplate::Llama3}, {"chatml", ChatTemplate::ChatML}};
-
-// The marker each template is recognised by, in the template text or as a vocabulary token.
-std::optional<ChatTemplate> template_with_marker(const auto& has) {
-  if (has("<｜Assistant｜>")) return ChatTemplate::DeepSeekR1;
-  if (has("<|start_header_id|>")) return ChatTemplate::Llama3;
-  if (has("<|im_start|>")) return ChatTemplate::ChatML;
-  return std::nullopt;
-}
-
-// An earlier answer as R1's template keeps it: the text after the last "</think>".
-std::string without_reasoning(const std::string& content) {
-  const size_t end = content.rfind(kThinkEnd);
-  return end == std::string::npos ? content : content.substr(end + kThinkEnd.size());
-}
-
-std::string render_deepseek_r1(const std::vector<ChatMessage>& messages) {
+std::string render_deepseek_r1(const std::vector<ChatMessage>& messages, bool) {
   // As the model's Jinja template: the last system message, unmarked, before every turn.
   std::string system, turns;
   for (const ChatMessage& m : messages) {
     if (m.role == "system") system = m.content;
     else if (m.role == "user") turns += "<｜User｜>" + m.content;
-    else turns += "<｜Assistant｜>" + without_reasoning(m.content) + "<｜end▁of▁sentence｜>";
+    else turns += "<｜Assistant｜>" + std::string(after_last_think_end(m.content)) + "<｜end▁of▁sentence｜>";
   }
   return system + turns + "<｜Assistant｜><think>\n";
 }
 
-std::string render_llama3(const std::vector<ChatMessage>& messages) {
+std::string render_llama3(const std::vector<ChatMessage>& messages, bool) {
   std::string out;
   for (const ChatMessage& m : messages)
     out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
   return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
 
-std::string render_chatml(const std::vector<ChatMessage>& messages) {
-  std::string out;
-  for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-  return out + "<|im_start|>assistant\n";
+struct TemplateRow {
+  ChatTemplate kind;
+  const char* name;
+  std::array<std::string_view, 2> markers;  // all in the template text or the vocabulary ("": none)
+  const char* turn_end;
+  ReasoningStart answer_start;
+  std::string (*render)(const std::vector<ChatMessage>&, bool thinking);
+};
+
+// In the order detection tries them: the more particular markers first.
+constexpr TemplateRow kTemplates[] = {
+    {ChatTemplate::DeepSeekR1, "deepseek-r1", {"<｜Assistant｜>"}, "<｜end▁of▁sentence｜>", ReasoningStart::Inside,
+     render_deepseek_r1},
+    {ChatTemplate::Llama3, "llama3", {"<|start_header_id|>"}, "<|eot_id|>", ReasoningStart::None, render_llama3},
+    {ChatTemplate::Qwen3, "qwen3", {"<|im_start|>", "<think>"}, "<|im_end|>", ReasoningStart::Opens,
+     [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kQwen3, m, thinking); }},
+    {ChatTemplate::Qwen25, "qwen2.5", {"<|im_start|>", kQwen25.default_system}, "<|im_end|>", ReasoningStart::None,
+     [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kQwen25, m, thinking); }},
+    {ChatTemplate::ChatML, "chatml", {"<|im_start|>"}, "<|im_end|>", ReasoningStart::None,
+     [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kChatML, m, thinking); }},
+};
+
+const TemplateRow& row(ChatTemplate t) {
+  for (const TemplateRow& r : kTemplates)
+    if (r.kind == t) return r;
+  throw Error("unknown chat template");
+}
+
+std::optional<ChatTemplate> template_with_markers(const auto& has) {
+  for (const TemplateRow& r : kTemplates)
+    if (std::ranges::all_of(r.markers, [&](std::string_view m) { return m.empty() || has(m); })) return r.kind;
+  return std::nullopt;
 }
 
 }  // namespace
 
 std::optional<ChatTemplate> chat_template_named(std::string_view name) {
-  for (const Named& n : kNames)
-    if (name == n.name) return n.kind;
+  for (const TemplateRow& r : kTemplates)
+    if (name == r.name) return r.kind;
   return std::nullopt;
 }
 
-std::string chat_template_name(ChatTemplate t) {
-  for (const Named& n : kNames)
-    if (n.kind == t) return n.name;
-  return "?";
-}
+std::string chat_template_name(ChatTemplate t) { return row(t).name; }
 
 std::string chat_template_names() {
   std::string out;
-  for (const Named& n : kNames) out += (out.empty() ? "" : ", ") + std::string(n.name);
+  for (const TemplateRow& r : kTemplates) out += (out.empty() ? "" : ", ") + std::string(r.name);
   return out;
 }
 
 ChatTemplate detect_chat_template(const Tokenizer& tokenizer) {
   const std::string& text = tokenizer.vocab().chat_template;
-  if (auto t = template_with_marker([&](std::string_view m) { return text.find(m) != std::string::npos; }))
+  if (auto t = template_with_markers([&](std::string_view m) { return text.find(m) != std::string::npos; }))
     return *t;
-  if (auto t = template_with_marker([&](std::string_view m) { return tokenizer.find_token(m).has_value(); }))
+  if (auto t = template_with_markers([&](std::string_view m) { return tokenizer.find_token(m).has_value(); }))
     return *t;
   return ChatTemplate::ChatML;
 }
@@ -86,29 +92,20 @@ bool known_chat_role(std::string_view role) {
   return role == "system" || role == "user" || role == "assistant";
 }
 
-std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages) {
+std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking) {
   for (const ChatMessage& m : messages)
     if (!known_chat_role(m.role))
       throw Error("unknown chat role '" + m.role + "' (give system, user or assistant)");
-  switch (t) {
-    case ChatTemplate::DeepSeekR1: return render_deepseek_r1(messages);
-    case ChatTemplate::Llama3: return render_llama3(messages);
-    case ChatTemplate::ChatML: return render_chatml(messages);
-  }
-  return {};
+  return row(t).render(messages, thinking);
 }
 
-std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, const std::vector<ChatMessage>& messages) {
-  return tokenizer.encode(render_chat(t, messages), tokenizer.add_bos(), true);
+std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, const std::vector<ChatMessage>& messages,
+                                 bool thinking) {
+  return tokenizer.encode(render_chat(t, messages, thinking), tokenizer.add_bos(), true);
 }
 
-std::vector<std::string> turn_end_strings(ChatTemplate t) {
-  switch (t) {
-    case ChatTemplate::DeepSeekR1: return {"<｜end▁of▁sentence｜>"};
-    case ChatTemplate::Llama3: return {"<|eot_id|>"};
-    case ChatTemplate::ChatML: return {"<|im_end|>"};
-  }
-  return {};
-}
+ReasoningStart answer_start(ChatTemplate t) { return row(t).answer_start; }
+
+std::vector<std::string> turn_end_strings(ChatTemplate t) { return {row(t).turn_end}; }
 
 }  // namespace r1pi

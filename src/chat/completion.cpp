@@ -30,7 +30,7 @@ Completion complete(TokenSource& source, const Tokenizer& tokenizer, const std::
                     const CompletionSettings& settings, const std::function<void(const TextParts&)>& on_delta) {
   Completion out;
   StopStrings stops(settings.stop);
-  ReasoningSplit split(settings.split_reasoning);
+  ReasoningSplit split(settings.reasoning);
   auto deliver = [&](const TextParts& parts) {
     if (parts.empty()) return;
     append(out.text, parts);
@@ -43,6 +43,7 @@ Completion complete(TokenSource& source, const Tokenizer& tokenizer, const std::
                         [&](const std::string& text) { deliver(split.push(stops.push(text))); });
   deliver(split.push(stops.finish()));
   deliver(split.finish());
+  out.reasoned = split.entered();
   out.finish_reason = finish_reason_of(out.result.stop_reason, stops.matched());
   out.prompt_tokens = int(prompt.size());
   out.cached_tokens = out.result.cached_tokens;

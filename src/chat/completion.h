@@ -15,13 +15,14 @@ namespace r1pi {
 struct CompletionSettings {
   GenerationOptions generation;    // n_predict and the sampler (reuse_cache and cancelled are set here)
   std::vector<std::string> stop;   // stop strings, matched on the text
-  bool split_reasoning = false;    // the prompt opens inside R1's reasoning and the caller splits it
+  ReasoningStart reasoning = ReasoningStart::None;  // how the answer splits (answer_start(), or None)
   std::function<bool()> cancelled; // asked before every token: a closed connection, Ctrl-C
 };
 
 struct Completion {
   GenerationResult result;
   TextParts text;                  // the whole reasoning and content shown
+  bool reasoned = false;           // the answer was inside a think block (from the start, or opened it)
   std::string finish_reason;       // "stop" (end of turn, a stop string), "length" or "cancelled"
   int prompt_tokens = 0;
   int cached_tokens = 0;           // prompt tokens taken from the cache

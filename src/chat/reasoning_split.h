@@ -1,6 +1,7 @@
-// DeepSeek-R1's answer in two parts: the reasoning before "</think>" and the answer after it,
-// split while the text streams in, even when "</think>" arrives cut over tokens. The split is
-// exact: reasoning + "</think>" + content is the text generated (nothing is trimmed).
+// A reasoning model's answer in two parts: the reasoning inside the think block and the answer
+// after "</think>", split while the text streams in, even when a marker arrives cut over tokens
+// ("<th" + "ink>"). The split is exact: the text generated is "<think>" (when the answer opened
+// the block itself) + reasoning + "</think>" + content, nothing trimmed.
 #pragma once
 #include <string>
 #include <string_view>
@@ -12,17 +13,29 @@ struct TextParts {
   bool empty() const { return reasoning.empty() && content.empty(); }
 };
 
+// Where the generated text starts, as the template leaves it.
+enum class ReasoningStart {
+  None,    // no reasoning: every byte is content
+  Opens,   // the answer may open a think block: "<think>" as its very first text (Qwen3 writes it)
+  Inside,  // the prompt opened the block (R1's ends with "<think>\n"): reasoning until "</think>"
+};
+
 class ReasoningSplit {
  public:
-  // in_reasoning: the text starts inside the reasoning (R1's prompt ends with "<think>\n"); false
-  // sends everything to content.
-  explicit ReasoningSplit(bool in_reasoning) : in_reasoning_(in_reasoning) {}
+  explicit ReasoningSplit(ReasoningStart start);
   TextParts push(std::string_view text);
-  TextParts finish();  // the held-back end of a reasoning that never closed
+  TextParts finish();  // what is held back at the end: an unclosed reasoning, or "<th" that was content
+  // True once the text is inside a think block (from the start, or opened by the answer).
+  bool entered() const { return entered_; }
 
  private:
-  bool in_reasoning_;
-  std::string held_;
+  enum class State { Opening, Inside, Content };
+  void take_opening();
+  void take_reasoning(TextParts& out);
+
+  State state_;
+  bool entered_;
+  std::string held_;  // text that may still be (or complete) a marker
 };
 
 }  // namespace r1pi

@@ -90,6 +90,18 @@ std::vector<std::string> read_stop(const json& body) {
   return stops;
 }
 
+// llama-server's chat_template_kwargs: the variables its Jinja template gets. r1pi's templates
+// read one, enable_thinking (Qwen3's); the others are ignored, as a template ignores what it does
+// not use.
+std::optional<bool> read_enable_thinking(const json& body) {
+  if (!has(body, "chat_template_kwargs")) return std::nullopt;
+  const json& kwargs = body["chat_template_kwargs"];
+  if (!kwargs.is_object()) bad("'chat_template_kwargs' must be an object");
+  if (!has(kwargs, "enable_thinking")) return std::nullopt;
+  if (!kwargs["enable_thinking"].is_boolean()) bad("'chat_template_kwargs.enable_thinking' must be true or false");
+  return kwargs["enable_thinking"].get<bool>();
+}
+
 }  // namespace
 
 ApiRequest parse_api_request(Endpoint endpoint, std::string_view text, const SamplerParams& defaults) {
@@ -98,8 +110,12 @@ ApiRequest parse_api_request(Endpoint endpoint, std::string_view text, const Sam
   if (!body.is_object()) bad("the body must be a JSON object");
   ApiRequest r;
   r.endpoint = endpoint;
-  if (endpoint == Endpoint::Chat) r.messages = read_messages(body);
-  else r.prompt = read_prompt(body);
+  if (endpoint == Endpoint::Chat) {
+    r.messages = read_messages(body);
+    r.enable_thinking = read_enable_thinking(body);
+  } else {
+    r.prompt = read_prompt(body);
+  }
   if (has(body, "n") && integer_in(body, "n", 1, 1) != 1) bad("'n' must be 1");
   for (const char* field : {"max_completion_tokens", "max_tokens"})
     if (has(body, field)) r.max_tokens = int(integer_in(body, field, 1, 1 << 24));

@@ -1,6 +1,7 @@
 // A request to /v1/chat/completions or /v1/completions, read from its JSON body and checked:
 // every error is an ApiError (400) naming the field. Fields r1pi does not know are ignored.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@ enum class Endpoint { Chat, Completion };
 struct ApiRequest {
   Endpoint endpoint = Endpoint::Chat;
   std::vector<ChatMessage> messages;   // chat
+  std::optional<bool> enable_thinking; // chat_template_kwargs.enable_thinking; else --reasoning
   std::string prompt;                  // completion
   int max_tokens = -1;                 // max_tokens / max_completion_tokens; -1: until the end
   SamplerParams sampler;               // seed resolved (random when not given)

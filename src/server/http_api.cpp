@@ -30,7 +30,8 @@ void send_error(httplib::Response& res, const ApiError& e) { send_json(res, e.st
 
 std::vector<int32_t> prompt_of(const ApiContext& c, const ApiRequest& r) {
   std::vector<int32_t> prompt = r.endpoint == Endpoint::Chat
-                                    ? encode_chat(c.tokenizer, c.chat_template, r.messages)
+                                    ? encode_chat(c.tokenizer, c.chat_template, r.messages,
+                                                  r.enable_thinking.value_or(c.options.chat.reasoning))
                                     : c.tokenizer.encode(r.prompt, c.tokenizer.add_bos(), true);
   if (prompt.empty()) throw ApiError(400, "the prompt is empty");
   if (prompt.size() >= size_t(c.n_ctx))

@@ -29,7 +29,7 @@ CompletionSettings settings_for(const Job& job, const ApiContext& c) {
   if (r.endpoint == Endpoint::Chat) {
     const std::vector<std::string> ends = turn_end_strings(c.chat_template);
     s.stop.insert(s.stop.end(), ends.begin(), ends.end());
-    s.split_reasoning = c.options.split_reasoning && opens_in_reasoning(c.chat_template);
+    s.reasoning = c.options.split_reasoning ? answer_start(c.chat_template) : ReasoningStart::None;
   }
   return s;
 }

@@ -4,10 +4,12 @@
 // Input: 1 flag byte, then the body. Bit 0 picks the route (chat or completions). The body goes
 // through parse_api_request(), which must accept it or refuse it with a 400 ApiError, nothing
 // else; an accepted request must hold what the server relies on (a non-empty list of known roles,
-// sampling values in range, n_predict's bounds), and render under every template. Then the same
-// bytes, cut at the places the flag's other bits and the body's length give, play the engine's
-// streamed text: the stop strings and the reasoning split must give back exactly the text (up to
-// the first stop string), and the response chunks built from any bytes must serialise.
+// sampling values in range, n_predict's bounds), and render under every template, thinking on and
+// off. Then the same bytes, cut at the places the flag's other bits and the body's length give,
+// play the engine's streamed text: the stop strings and the reasoning split (from each place an
+// answer can start: no reasoning, opening "<think>" itself, inside the prompt's) must give back
+// exactly the text (up to the first stop string), and the response chunks built from any bytes
+// must serialise.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -34,8 +36,10 @@ void check_request(const r1pi::ApiRequest& r) {
     if (r.messages.empty()) finding("accepted a chat without messages");
     for (const r1pi::ChatMessage& m : r.messages)
       if (!r1pi::known_chat_role(m.role)) finding("accepted an unknown role");
-    for (r1pi::ChatTemplate t : {r1pi::ChatTemplate::DeepSeekR1, r1pi::ChatTemplate::Llama3, r1pi::ChatTemplate::ChatML})
-      if (r1pi::render_chat(t, r.messages).empty()) finding("rendered a chat as nothing");
+    for (r1pi::ChatTemplate t : {r1pi::ChatTemplate::DeepSeekR1, r1pi::ChatTemplate::Llama3, r1pi::ChatTemplate::Qwen3,
+                                 r1pi::ChatTemplate::Qwen25, r1pi::ChatTemplate::ChatML})
+      for (bool thinking : {true, false})
+        if (r1pi::render_chat(t, r.messages, thinking).empty()) finding("rendered a chat as nothing");
   }
   if (r.max_tokens != -1 && (r.max_tokens < 1 || r.max_tokens > (1 << 24))) finding("accepted max_tokens out of range");
   const r1pi::SamplerParams& s = r.sampler;
@@ -46,9 +50,10 @@ void check_request(const r1pi::ApiRequest& r) {
 }
 
 // The text in pieces through the stop strings and the split, as complete() streams it.
-void check_streaming(const std::string& text, size_t cut_a, size_t cut_b, const std::vector<std::string>& stops) {
+void check_streaming(const std::string& text, size_t cut_a, size_t cut_b, const std::vector<std::string>& stops,
+                     r1pi::ReasoningStart start) {
   r1pi::StopStrings stop(stops);
-  r1pi::ReasoningSplit split(true);
+  r1pi::ReasoningSplit split(start);
   r1pi::TextParts all;
   auto take = [&](const r1pi::TextParts& p) {
     all.reasoning += p.reasoning;
@@ -62,11 +67,19 @@ void check_streaming(const std::string& text, size_t cut_a, size_t cut_b, const 
   for (const std::string& s : stops)
     if (!s.empty()) end = std::min(end, text.find(s));
   const std::string shown = text.substr(0, end);
-  const size_t think = shown.find("</think>");
-  const std::string joined = think == std::string::npos ? all.reasoning : all.reasoning + "</think>" + all.content;
-  if (joined != shown) finding("the stop strings and the split lost or changed text");
-  if (think == std::string::npos && !all.content.empty()) finding("content without </think>");
   if (stop.matched() != (end != text.size())) finding("a stop string matched where there is none, or was missed");
+  const bool opens = start == r1pi::ReasoningStart::Opens && shown.starts_with("<think>");
+  if (start != r1pi::ReasoningStart::Inside && !opens) {
+    if (!all.reasoning.empty() || all.content != shown) finding("reasoning where the answer opened none");
+    if (split.entered()) finding("entered a reasoning that was not there");
+    return;
+  }
+  const std::string rest = opens ? shown.substr(7) : shown;
+  const size_t think = rest.find("</think>");
+  const std::string joined = think == std::string::npos ? all.reasoning : all.reasoning + "</think>" + all.content;
+  if (joined != rest) finding("the stop strings and the split lost or changed text");
+  if (think == std::string::npos && !all.content.empty()) finding("content without </think>");
+  if (!split.entered()) finding("a reasoning that was not entered");
 }
 
 }  // namespace
@@ -86,7 +99,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // The body as generated text: a stop string from the request (or "STOP") and any cuts.
   if (stops.empty()) stops = {"STOP"};
-  check_streaming(body, size_t(flags >> 1) % (body.size() + 1), size_t(flags >> 4) * body.size() / 15, stops);
+  for (r1pi::ReasoningStart start :
+       {r1pi::ReasoningStart::None, r1pi::ReasoningStart::Opens, r1pi::ReasoningStart::Inside})
+    check_streaming(body, size_t(flags >> 1) % (body.size() + 1), size_t(flags >> 4) * body.size() / 15, stops, start);
   // Any bytes (invalid UTF-8 included) in a streamed chunk and a whole response serialise.
   r1pi::ApiRequest chat;
   const r1pi::ResponseId id{"chatcmpl-fuzz", 0, "fuzz"};

@@ -1,13 +1,19 @@
-// The text side of the chat and the server, without a model: chat templates (R1's rules from its
-// Jinja template in shared/data), the reasoning split and stop strings when their markers arrive
-// cut at every possible place, and the request parser's refusals.
+// The text side of the chat and the server, without a model: chat templates (against strings the
+// real Jinja templates render, tests/server/render_chat_templates.py) and how a model's file picks
+// one, the reasoning split and stop strings when their markers arrive cut at every possible
+// place, and the request parser's refusals.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 
 #include "chat/chat_template.h"
 #include "chat/reasoning_split.h"
 #include "chat/stop_strings.h"
 #include "server/api_error.h"
 #include "server/api_request.h"
+#include "test_support.h"
+#include "tokenizer/hf_tokenizer_json.h"
 
 namespace r1pi {
 namespace {
@@ -24,8 +30,8 @@ std::vector<std::string> cut(const std::string& text, std::vector<size_t> at) {
   return pieces;
 }
 
-TextParts split_all(const std::vector<std::string>& pieces, bool in_reasoning) {
-  ReasoningSplit split(in_reasoning);
+TextParts split_all(const std::vector<std::string>& pieces, ReasoningStart start, bool* entered = nullptr) {
+  ReasoningSplit split(start);
   TextParts all;
   auto add = [&](const TextParts& p) {
     all.reasoning += p.reasoning;
@@ -33,34 +39,63 @@ TextParts split_all(const std::vector<std::string>& pieces, bool in_reasoning) {
   };
   for (const std::string& p : pieces) add(split.push(p));
   add(split.finish());
+  if (entered) *entered = split.entered();
   return all;
 }
 
-TEST(ReasoningSplit, ThinkEndCutAnywhereOverTwoOrThreePieces) {
-  const std::string text = "Hmm, 2+2.</think>It is 4.";
-  for (size_t a = 0; a <= text.size(); ++a) {
-    for (size_t b = a; b <= text.size(); ++b) {
-      const TextParts parts = split_all(cut(text, {a, b}), true);
-      ASSERT_EQ(parts.reasoning, "Hmm, 2+2.") << a << " " << b;
-      ASSERT_EQ(parts.content, "It is 4.") << a << " " << b;
-    }
+// Every way of cutting text in two or three pieces, and byte by byte, gives the same parts.
+void expect_split_anywhere(const std::string& text, ReasoningStart start, const TextParts& want, bool want_entered) {
+  std::vector<std::vector<std::string>> ways;
+  for (size_t a = 0; a <= text.size(); ++a)
+    for (size_t b = a; b <= text.size(); ++b) ways.push_back(cut(text, {a, b}));
+  std::vector<std::string> bytes;
+  for (char c : text) bytes.push_back(std::string(1, c));
+  ways.push_back(bytes);
+  for (const std::vector<std::string>& pieces : ways) {
+    bool entered = false;
+    const TextParts parts = split_all(pieces, start, &entered);
+    std::string shown;
+    for (const std::string& p : pieces) shown += "[" + p + "]";
+    ASSERT_EQ(parts.reasoning, want.reasoning) << shown;
+    ASSERT_EQ(parts.content, want.content) << shown;
+    ASSERT_EQ(entered, want_entered) << shown;
   }
 }
 
+TEST(ReasoningSplit, ThinkEndCutAnywhereWhenThePromptOpenedTheBlock) {
+  expect_split_anywhere("Hmm, 2+2.</think>It is 4.", ReasoningStart::Inside, {"Hmm, 2+2.", "It is 4."}, true);
+}
+
 TEST(ReasoningSplit, HeldPrefixThatIsNotTheMarkerStaysReasoning) {
-  const TextParts parts = split_all({"a </th", "ink but not", " </thi"}, true);
+  const TextParts parts = split_all({"a </th", "ink but not", " </thi"}, ReasoningStart::Inside);
   EXPECT_EQ(parts.reasoning, "a </think but not </thi");
   EXPECT_EQ(parts.content, "");
   // Later "</think>" text belongs to the answer: only the first one closes the reasoning.
-  const TextParts twice = split_all({"r</think>c</think>d"}, true);
+  const TextParts twice = split_all({"r</think>c</think>d"}, ReasoningStart::Inside);
   EXPECT_EQ(twice.reasoning, "r");
   EXPECT_EQ(twice.content, "c</think>d");
 }
 
-TEST(ReasoningSplit, OffSendsEverythingToContent) {
-  const TextParts parts = split_all({"r</thi", "nk>c"}, false);
-  EXPECT_EQ(parts.reasoning, "");
-  EXPECT_EQ(parts.content, "r</think>c");
+TEST(ReasoningSplit, NoneSendsEverythingToContent) {
+  expect_split_anywhere("<think>r</think>c", ReasoningStart::None, {"", "<think>r</think>c"}, false);
+}
+
+// Qwen3 writes "<think>" itself (an ordinary token, or pieces such as "<th" + "ink>").
+TEST(ReasoningSplit, AnswerThatOpensItsThinkBlockCutAnywhere) {
+  expect_split_anywhere("<think>\nHmm, 2+2.\n</think>\n\nIt is 4.", ReasoningStart::Opens,
+                        {"\nHmm, 2+2.\n", "\n\nIt is 4."}, true);
+  expect_split_anywhere("<think>\n\n</think>\n\nFour.", ReasoningStart::Opens, {"\n\n", "\n\nFour."}, true);
+  expect_split_anywhere("<think>never closed", ReasoningStart::Opens, {"never closed", ""}, true);
+}
+
+TEST(ReasoningSplit, AnswerThatDoesNotOpenWithThinkIsContent) {
+  // Only the very beginning can open the block: "<think>" later is text of the answer.
+  expect_split_anywhere("Four. <think>x</think>y", ReasoningStart::Opens, {"", "Four. <think>x</think>y"}, false);
+  expect_split_anywhere(" <think>x</think>", ReasoningStart::Opens, {"", " <think>x</think>"}, false);
+  expect_split_anywhere("<thinking>", ReasoningStart::Opens, {"", "<thinking>"}, false);
+  // A beginning of "<think>" that the answer never finished is given back at the end.
+  expect_split_anywhere("<thi", ReasoningStart::Opens, {"", "<thi"}, false);
+  expect_split_anywhere("", ReasoningStart::Opens, {"", ""}, false);
 }
 
 std::string stop_all(const std::vector<std::string>& pieces, std::vector<std::string> stops, bool* matched) {
@@ -92,16 +127,23 @@ TEST(StopStrings, EarliestOfSeveralWinsAndPartialsAreReleased) {
   EXPECT_FALSE(matched);
 }
 
-TEST(ChatTemplate, DeepSeekR1AsItsJinjaTemplate) {
-  // shared/data's example: a single "Hi" with the generation prompt (BOS is the tokenizer's).
-  EXPECT_EQ(render_chat(ChatTemplate::DeepSeekR1, {{"user", "Hi"}}), "<｜User｜>Hi<｜Assistant｜><think>\n");
-  // The last system message, unmarked, first; earlier answers without their reasoning.
-  EXPECT_EQ(render_chat(ChatTemplate::DeepSeekR1, {{"system", "old"},
-                                                   {"user", "2+2?"},
-                                                   {"assistant", "sum</think>a</think>\n\n4"},
-                                                   {"system", "Be brief."},
-                                                   {"user", "3+3?"}}),
-            "Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4<｜end▁of▁sentence｜><｜User｜>3+3?<｜Assistant｜><think>\n");
+// tests/server/chat_template_cases.json: messages rendered by the Jinja templates in shared/data
+// (Qwen3's, Qwen2.5-Instruct's, R1-Distill-Qwen's) as Hugging Face renders them. The template
+// writes BOS as text where r1pi's tokenizer adds it: the case names the text to put in front.
+TEST(ChatTemplate, RendersAsTheJinjaTemplates) {
+  std::ifstream in(R1PI_CHAT_TEMPLATE_CASES);
+  ASSERT_TRUE(in) << R1PI_CHAT_TEMPLATE_CASES;
+  const nlohmann::json cases = nlohmann::json::parse(in)["cases"];
+  ASSERT_GE(cases.size(), 25u);
+  for (const nlohmann::json& c : cases) {
+    const std::optional<ChatTemplate> t = chat_template_named(c["template"].get<std::string>());
+    ASSERT_TRUE(t) << c["template"];
+    std::vector<ChatMessage> messages;
+    for (const nlohmann::json& m : c["messages"]) messages.push_back({m["role"], m["content"]});
+    EXPECT_EQ(c["bos_token"].get<std::string>() + render_chat(*t, messages, c["thinking"].get<bool>()),
+              c["expected"].get<std::string>())
+        << c["name"];
+  }
 }
 
 TEST(ChatTemplate, Llama3AndChatML) {
@@ -117,9 +159,57 @@ TEST(ChatTemplate, Llama3AndChatML) {
 }
 
 TEST(ChatTemplate, Names) {
-  for (ChatTemplate t : {ChatTemplate::DeepSeekR1, ChatTemplate::Llama3, ChatTemplate::ChatML})
+  for (ChatTemplate t : {ChatTemplate::DeepSeekR1, ChatTemplate::Llama3, ChatTemplate::Qwen3, ChatTemplate::Qwen25,
+                         ChatTemplate::ChatML})
     EXPECT_EQ(chat_template_named(chat_template_name(t)), t);
+  EXPECT_EQ(chat_template_named("qwen3"), ChatTemplate::Qwen3);
+  EXPECT_EQ(chat_template_named("qwen2.5"), ChatTemplate::Qwen25);
+  EXPECT_EQ(chat_template_names(), "deepseek-r1, llama3, qwen3, qwen2.5, chatml");
   EXPECT_FALSE(chat_template_named("jinja"));
+}
+
+// A byte-level vocabulary with these extra tokens and tokenizer.chat_template text.
+Tokenizer vocabulary_with(const std::vector<std::string>& tokens, const std::string& chat_template) {
+  Vocab v = builtin_byte_vocab(300);
+  for (size_t i = 0; i < tokens.size(); ++i) v.tokens[258 + i] = tokens[i];
+  v.chat_template = chat_template;
+  return Tokenizer(std::move(v));
+}
+
+TEST(ChatTemplate, DetectedFromTheTemplateText) {
+  auto detect = [](const std::string& file) {
+    return detect_chat_template(vocabulary_with({}, test::read_file(test::shared_data(file))));
+  };
+  EXPECT_EQ(detect("qwen/templates/qwen3-chat_template.extracted.jinja"), ChatTemplate::Qwen3);
+  EXPECT_EQ(detect("qwen/templates/Qwen-Qwen2.5-7B-Instruct.jinja"), ChatTemplate::Qwen25);
+  // DeepSeek's template over the Qwen vocabulary is byte for byte the one over Llama 3's.
+  EXPECT_EQ(detect("qwen/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"), ChatTemplate::DeepSeekR1);
+  EXPECT_EQ(detect("qwen/templates/llama-cpp-deepseek-r1.jinja"), ChatTemplate::DeepSeekR1);
+  EXPECT_EQ(detect("deepseek-r1-distill-llama-8b.chat_template.jinja"), ChatTemplate::DeepSeekR1);
+  EXPECT_EQ(test::read_file(test::shared_data("qwen/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja")),
+            test::read_file(test::shared_data("deepseek-r1-distill-llama-8b.chat_template.jinja")));
+}
+
+TEST(ChatTemplate, DetectedFromTheVocabularyWithoutATemplate) {
+  const auto detect = [](const std::vector<std::string>& tokens) {
+    return detect_chat_template(vocabulary_with(tokens, ""));
+  };
+  EXPECT_EQ(detect({"<|im_start|>", "<|im_end|>", "<think>", "</think>"}), ChatTemplate::Qwen3);
+  EXPECT_EQ(detect({"<|im_start|>", "<|im_end|>"}), ChatTemplate::ChatML);  // Qwen2.5's vocabulary
+  // R1-Distill-Qwen's: "<think>" too, but DeepSeek's markers.
+  EXPECT_EQ(detect({"<｜User｜>", "<｜Assistant｜>", "<think>", "</think>"}), ChatTemplate::DeepSeekR1);
+  EXPECT_EQ(detect({"<|start_header_id|>", "<|end_header_id|>"}), ChatTemplate::Llama3);
+  EXPECT_EQ(detect({"<think>"}), ChatTemplate::ChatML);
+  EXPECT_EQ(detect({}), ChatTemplate::ChatML);
+}
+
+TEST(ChatTemplate, AnswerStartsAndTurnEnds) {
+  EXPECT_EQ(answer_start(ChatTemplate::DeepSeekR1), ReasoningStart::Inside);
+  EXPECT_EQ(answer_start(ChatTemplate::Qwen3), ReasoningStart::Opens);
+  for (ChatTemplate t : {ChatTemplate::Llama3, ChatTemplate::Qwen25, ChatTemplate::ChatML})
+    EXPECT_EQ(answer_start(t), ReasoningStart::None);
+  for (ChatTemplate t : {ChatTemplate::Qwen3, ChatTemplate::Qwen25, ChatTemplate::ChatML})
+    EXPECT_EQ(turn_end_strings(t), std::vector<std::string>{"<|im_end|>"});
 }
 
 int status_of(Endpoint e, const std::string& body, std::string* message = nullptr) {
@@ -177,6 +267,26 @@ TEST(ApiRequest, ReadsTheFields) {
   EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);
+  EXPECT_FALSE(r.enable_thinking);
+}
+
+// llama-server's chat_template_kwargs: enable_thinking is read, other variables ignored.
+TEST(ApiRequest, ChatTemplateKwargs) {
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], "chat_template_kwargs": )";
+  auto thinking = [&](const std::string& kwargs) {
+    return parse_api_request(Endpoint::Chat, chat + kwargs + "}", SamplerParams{}).enable_thinking;
+  };
+  EXPECT_EQ(thinking(R"({"enable_thinking": false})"), false);
+  EXPECT_EQ(thinking(R"({"enable_thinking": true, "other": [1]})"), true);
+  EXPECT_EQ(thinking(R"({"other": 1})"), std::nullopt);
+  EXPECT_EQ(thinking("null"), std::nullopt);
+  EXPECT_EQ(thinking(R"({"enable_thinking": null})"), std::nullopt);
+  std::string message;
+  EXPECT_EQ(status_of(Endpoint::Chat, chat + "true}", &message), 400);
+  EXPECT_EQ(message, "'chat_template_kwargs' must be an object");
+  EXPECT_EQ(status_of(Endpoint::Chat, chat + R"({"enable_thinking": "false"}})", &message), 400);
+  EXPECT_EQ(message, "'chat_template_kwargs.enable_thinking' must be true or false");
+  EXPECT_EQ(status_of(Endpoint::Chat, chat + R"({"enable_thinking": 0}})", &message), 400);
 }
 
 }  // namespace

@@ -156,21 +156,76 @@ std::pair<std::string, std::string> streamed(httplib::Client& cli, const std::st
   return {reasoning, content};
 }
 
-TEST(ServerHttp, ReasoningSplitStreamedAndWholeWithThinkEndAsOneTokenOrInPieces) {
+// A server that "generates" answer (its marker tokens whole, then spelled in pieces) splits it
+// into these parts, streamed and whole.
+void expect_served_split(const std::string& answer, const ServeOptions& options, const std::string& want_reasoning,
+                         const std::string& want_content) {
+  ASSERT_NE(deepseek().encode(answer, false, true), deepseek().encode(answer, false, false));  // two ways to spell it
   for (bool pieces : {false, true}) {
-    ScriptedServer server(script(pieces), ServeOptions{});
+    const std::vector<int32_t> tokens = deepseek().encode(answer, false, !pieces);
+    ScriptedServer server(tokens, options);
     httplib::Client cli = server.client();
     const auto [reasoning, content] = streamed(cli, kChat + R"(, "stream": true})");
-    EXPECT_EQ(reasoning, "Two and two.") << pieces;
-    EXPECT_EQ(content, "\n\nIt is 4.") << pieces;
+    EXPECT_EQ(reasoning, want_reasoning) << pieces;
+    EXPECT_EQ(content, want_content) << pieces;
     auto whole = cli.Post("/v1/chat/completions", kChat + "}", "application/json");
     ASSERT_TRUE(whole);
     const json j = json::parse(whole->body);
-    EXPECT_EQ(j["choices"][0]["message"]["reasoning_content"], "Two and two.");
-    EXPECT_EQ(j["choices"][0]["message"]["content"], "\n\nIt is 4.");
+    EXPECT_EQ(j["choices"][0]["message"]["reasoning_content"], want_reasoning);
+    EXPECT_EQ(j["choices"][0]["message"]["content"], want_content);
     EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
-    EXPECT_EQ(j["usage"]["completion_tokens"], int(script(pieces).size()) + 1);  // and EOS
+    EXPECT_EQ(j["usage"]["completion_tokens"], int(tokens.size()) + 1);  // and EOS
   }
+}
+
+TEST(ServerHttp, ReasoningSplitStreamedAndWholeWithThinkEndAsOneTokenOrInPieces) {
+  expect_served_split(kAnswer, ServeOptions{}, "Two and two.", "\n\nIt is 4.");
+}
+
+ServeOptions qwen3(bool reasoning) {
+  ServeOptions o;
+  o.chat.template_name = "qwen3";
+  o.chat.reasoning = reasoning;
+  return o;
+}
+
+// Qwen3's template on the same server (the split does not depend on the vocabulary): the answer
+// opens its think block itself, "<think>" as one token (an ordinary one in Qwen3's vocabulary) or
+// spelled in pieces.
+TEST(ServerHttp, Qwen3ReasoningSplitWhenTheAnswerOpensItsThinkBlock) {
+  expect_served_split("<think>\nTwo and two.\n</think>\n\nIt is 4.", qwen3(true), "\nTwo and two.\n",
+                      "\n\nIt is 4.");
+}
+
+int prompt_tokens(httplib::Client& cli, const std::string& body) {
+  auto res = cli.Post("/v1/chat/completions", body, "application/json");
+  EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
+  return res && res->status == 200 ? json::parse(res->body)["usage"]["prompt_tokens"].get<int>() : -1;
+}
+
+// chat_template_kwargs.enable_thinking=false, --reasoning off and Qwen3's "/no_think" all end the
+// prompt with the empty think block (its four tokens here); a request's kwargs override --reasoning.
+TEST(ServerHttp, Qwen3ThinkingOffByChatTemplateKwargsReasoningOffOrNoThink) {
+  const int block = int(deepseek().encode("<think>\n\n</think>\n\n", false, true).size());
+  ASSERT_EQ(block, 4);
+  const std::string on = R"(, "chat_template_kwargs": {"enable_thinking": true}})";
+  const std::string off = R"(, "chat_template_kwargs": {"enable_thinking": false}})";
+  for (bool reasoning : {true, false}) {
+    ScriptedServer server(deepseek().encode("Four.", false, true), qwen3(reasoning));
+    httplib::Client cli = server.client();
+    const int thinking = prompt_tokens(cli, kChat + on);
+    EXPECT_EQ(prompt_tokens(cli, kChat + off), thinking + block);
+    EXPECT_EQ(prompt_tokens(cli, kChat + "}"), reasoning ? thinking : thinking + block);
+    const std::string no_think = R"({"messages": [{"role": "user", "content": "2+2? /no_think"}])";
+    EXPECT_EQ(prompt_tokens(cli, no_think + on), prompt_tokens(cli, no_think + off));
+  }
+  ScriptedServer server({}, qwen3(true));
+  httplib::Client cli = server.client();
+  auto bad = cli.Post("/v1/chat/completions", kChat + R"(, "chat_template_kwargs": {"enable_thinking": "no"}})",
+                      "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(json::parse(bad->body)["error"]["message"], "'chat_template_kwargs.enable_thinking' must be true or false");
 }
 
 TEST(ServerHttp, ReasoningFormatNoneAndCompletionsKeepTheWholeText) {
