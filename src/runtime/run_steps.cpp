@@ -21,7 +21,7 @@ int context_size(const RunOptions& o, const ModelConfig& c) {
 
 std::vector<int32_t> prepare_prompt(const RunOptions& o, const Tokenizer& tokenizer, int n_ctx) {
   if (o.prompt.empty()) throw Error("empty prompt: give the text with -p TEXT or -f FILE");
-  std::vector<int32_t> prompt = tokenizer.encode(o.prompt, !o.no_bos && tokenizer.add_bos(), true);
+  std::vector<int32_t> prompt = encode_prompt(tokenizer, o.prompt, o.no_bos);
   check_fits_context(prompt.size(), o.n_predict, n_ctx);
   return prompt;
 }

@@ -149,6 +149,10 @@ std::optional<int32_t> Tokenizer::find_token(std::string_view text) const {
 
 const Vocab& Tokenizer::vocab() const { return impl_->vocab; }
 
+std::vector<int32_t> encode_prompt(const Tokenizer& tokenizer, std::string_view text, bool no_bos) {
+  return tokenizer.encode(text, !no_bos && tokenizer.add_bos(), true);
+}
+
 std::string StreamDecoder::push(int32_t id) {
   pending_ += tokenizer_.token_bytes(id);
   const size_t ready = utf8::complete_prefix_length(pending_);

@@ -52,6 +52,10 @@ class Tokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
+// A prompt as `r1pi -p` gives it to the model (and llama.cpp's tools do): special tokens parsed, BOS
+// first when the vocabulary adds one, unless no_bos.
+std::vector<int32_t> encode_prompt(const Tokenizer& tokenizer, std::string_view text, bool no_bos);
+
 // Turns a stream of ids into printable UTF-8: bytes of an incomplete character are held back until
 // the rest arrives (or flush()), so a terminal never shows half a character.
 class StreamDecoder {
