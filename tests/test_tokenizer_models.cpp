@@ -141,6 +141,16 @@ TEST(BpeTokenizer, MergesByRankThenLeftmost) {
   EXPECT_EQ(Tokenizer(small_bpe({"b c"})).encode("bcbc", false, false), (Ids{259, 259}));
 }
 
+// Qwen's pre-tokenizer row does not ignore merges: a piece that is a token but that no merge
+// reaches is spelt by its merges, as the tokenizers library does with ignore_merges false.
+TEST(BpeTokenizer, QwenNeverSkipsMerges) {
+  Vocab v = small_bpe({"a b"});
+  v.pre = "qwen2";
+  EXPECT_EQ(Tokenizer(v).encode("abcd", false, false), (Ids{258, 'c', 'd'}));
+  v.pre = "llama-bpe";
+  EXPECT_EQ(Tokenizer(v).encode("abcd", false, false), Ids{260});
+}
+
 TEST(BpeTokenizer, RefusesBrokenMerges) {
   EXPECT_THROW(Tokenizer(small_bpe({"a x"})), Error);    // "x" is a byte token but "ax" is no token
   EXPECT_THROW(Tokenizer(small_bpe({"ab cd"})), Error);  // "cd" is not a token
@@ -207,7 +217,19 @@ TEST(PreTokenizer, SplitsLikeLlama3) {
   const std::string spaces(200000, ' ');
   EXPECT_EQ(pre.split(spaces + "x").size(), 2u);
   EXPECT_THROW(PreTokenizer("default"), Error);
-  EXPECT_THROW(PreTokenizer("qwen2"), Error);
+  EXPECT_THROW(PreTokenizer("deepseek-v3"), Error);
+}
+
+TEST(PreTokenizer, SplitsLikeQwen2UnderBothNames) {
+  using Pieces = std::vector<std::string_view>;
+  for (const char* name : {"qwen2", "deepseek-r1-qwen"}) {
+    const PreTokenizer pre(name);
+    EXPECT_EQ(&pre.type(), find_pre_tokenizer("qwen2"));
+    EXPECT_EQ(pre.split("Hello world's  12345!!\n\n"),
+              (Pieces{"Hello", " world", "'s", " ", " ", "1", "2", "3", "4", "5", "!!\n\n"}));
+  }
+  EXPECT_FALSE(find_pre_tokenizer("qwen2")->ignore_merges);
+  EXPECT_TRUE(find_pre_tokenizer("llama-bpe")->ignore_merges);
 }
 
 TEST(Vocab, ValidateRefusesInconsistentVocabularies) {
@@ -231,7 +253,7 @@ TEST(Vocab, ValidateRefusesInconsistentVocabularies) {
   v.model = "bert";
   EXPECT_THROW(Tokenizer{v}, Error);
   v = builtin_byte_vocab(260);
-  v.pre = "deepseek-r1-qwen";
+  v.pre = "deepseek-v3";  // a pre-tokenizer llama.cpp knows and r1pi does not
   try {
     Tokenizer{v};
     FAIL() << "expected an error";
@@ -325,6 +347,28 @@ TEST(Vocab, FromGguf) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("bad.gguf"), std::string::npos) << e.what();
   }
+}
+
+// Without tokenizer.ggml.add_bos_token, BOS is added as llama.cpp adds it: for Llama 3's
+// pre-tokenizer and SentencePiece, not for Qwen's.
+TEST(Vocab, AddBosDefaultFollowsThePreTokenizer) {
+  const std::string dir = test::scratch_dir("vocab_add_bos");
+  const Vocab v = small_bpe({"a b"});
+  auto read_without_key = [&](const std::string& model, const std::string& pre) {
+    GgufWriter w;
+    w.add("tokenizer.ggml.model", GgufValue::string(model));
+    w.add("tokenizer.ggml.pre", GgufValue::string(pre));
+    w.add("tokenizer.ggml.tokens", GgufValue::string_array(v.tokens));
+    w.add("tokenizer.ggml.merges", GgufValue::string_array(v.merges));
+    const std::string path = dir + "/" + model + "-" + pre + ".gguf";
+    w.open(path);
+    w.close();
+    return Vocab::from_gguf(GgufFile::open(path)).add_bos;
+  };
+  EXPECT_TRUE(read_without_key("gpt2", "llama-bpe"));
+  EXPECT_FALSE(read_without_key("gpt2", "qwen2"));
+  EXPECT_FALSE(read_without_key("gpt2", "deepseek-r1-qwen"));
+  EXPECT_TRUE(read_without_key("llama", "default"));
 }
 
 // llama.cpp's converters write -1 for an absent special token (0xFFFFFFFF as UINT32, as in the

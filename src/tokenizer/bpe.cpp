@@ -31,7 +31,8 @@ struct Symbol {
 
 }  // namespace
 
-BpeModel::BpeModel(const Vocab& vocab, const TokenIndex& index) : index_(index) {
+BpeModel::BpeModel(const Vocab& vocab, const TokenIndex& index, bool ignore_merges)
+    : index_(index), ignore_merges_(ignore_merges) {
   for (int b = 0; b < 256; ++b) {
     const std::string& text = byte_mapping::to_text(static_cast<uint8_t>(b));
     byte_ids_[b] = index.find(text);
@@ -63,10 +64,11 @@ BpeModel::BpeModel(const Vocab& vocab, const TokenIndex& index) : index_(index) 
 
 void BpeModel::encode_piece(std::string_view raw, std::vector<int32_t>& out) const {
   if (raw.empty()) return;
-  const std::string mapped = byte_mapping::encode(raw);
-  if (const int32_t whole = index_.find(mapped); whole >= 0) {
-    out.push_back(whole);
-    return;
+  if (ignore_merges_) {
+    if (const int32_t whole = index_.find(byte_mapping::encode(raw)); whole >= 0) {
+      out.push_back(whole);
+      return;
+    }
   }
 
   const auto n = static_cast<int32_t>(raw.size());

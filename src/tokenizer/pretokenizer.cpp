@@ -8,13 +8,23 @@
 namespace r1pi {
 namespace {
 
-// Llama 3's split regex, as in its tokenizer.json and llama.cpp's LLAMA_VOCAB_PRE_TYPE_LLAMA3.
-constexpr std::string_view kLlama3Pattern =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
-// Names llama.cpp gives this same regex.
-bool uses_llama3_regex(const std::string& pre) {
-  return pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3";
+// The pre-tokenizers r1pi implements, with the names llama.cpp's llama-vocab.cpp gives them. The
+// patterns are the tokenizer.json ones; llama.cpp spells (?i:'s|...) out as '[sS]|... for its own
+// regex code, PCRE2 takes the original.
+const std::vector<PreTokenizerType>& pre_tokenizer_types() {
+  static const std::vector<PreTokenizerType> types = {
+      // Llama 3 (and DeepSeek-R1-Distill-Llama): LLAMA_VOCAB_PRE_TYPE_LLAMA3. Digits in threes.
+      {{"llama-bpe", "llama3", "llama-v3"},
+       R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+       true, true},
+      // Qwen2.5, Qwen3 and DeepSeek-R1-Distill-Qwen: LLAMA_VOCAB_PRE_TYPE_QWEN2. Digits one by one.
+      // Their tokenizer.json also NFC-normalises the text first; llama.cpp does not, nor does r1pi,
+      // so text not in NFC gets llama.cpp's ids, which may differ from the transformers library's.
+      {{"qwen2", "deepseek-r1-qwen"},
+       R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+       false, false},
+  };
+  return types;
 }
 
 std::string pcre2_message(int code) {
@@ -25,22 +35,46 @@ std::string pcre2_message(int code) {
 
 }  // namespace
 
+const PreTokenizerType* find_pre_tokenizer(std::string_view name) {
+  for (const PreTokenizerType& type : pre_tokenizer_types()) {
+    for (std::string_view known : type.names)
+      if (known == name) return &type;
+  }
+  return nullptr;
+}
+
+const PreTokenizerType* find_pre_tokenizer_by_pattern(std::string_view pattern) {
+  for (const PreTokenizerType& type : pre_tokenizer_types()) {
+    if (type.pattern == pattern) return &type;
+  }
+  return nullptr;
+}
+
+std::string pre_tokenizer_names() {
+  std::string all;
+  for (const PreTokenizerType& type : pre_tokenizer_types()) {
+    for (std::string_view name : type.names) all += (all.empty() ? "" : ", ") + std::string(name);
+  }
+  return all;
+}
+
 struct PreTokenizer::Regex {
   pcre2_code* code = nullptr;
   ~Regex() { pcre2_code_free(code); }
 };
 
-PreTokenizer::PreTokenizer(const std::string& pre) : regex_(std::make_unique<Regex>()) {
-  if (!uses_llama3_regex(pre)) {
-    throw Error("unsupported pre-tokenizer '" + pre + "' (supported: llama-bpe)");
-  }
+PreTokenizer::PreTokenizer(const std::string& pre)
+    : type_(find_pre_tokenizer(pre)), regex_(std::make_unique<Regex>()) {
+  if (!type_)
+    throw Error("unsupported pre-tokenizer '" + pre + "' (supported: " + pre_tokenizer_names() + ")");
+  const std::string_view pattern = type_->pattern;
   int error = 0;
   PCRE2_SIZE offset = 0;
   // UCP: \s, \p{L} and (?i) follow Unicode, as in the tokenizers library and llama.cpp (\s includes
   // U+0085, which JavaScript ports of the tokenizer do not count as space). MATCH_INVALID_UTF:
   // invalid bytes simply never match instead of making every match fail.
   regex_->code =
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kLlama3Pattern.data()), kLlama3Pattern.size(),
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
                     PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset, nullptr);
   if (!regex_->code) throw Error("pre-tokenizer regex: " + pcre2_message(error));
   // JIT is an optimisation only: the interpreter gives the same matches where JIT is unavailable.

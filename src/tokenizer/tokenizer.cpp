@@ -42,7 +42,7 @@ struct Tokenizer::Impl {
   explicit Impl(Vocab v) : vocab(std::move(v)), index(vocab.tokens), specials(vocab) {
     if (vocab.model == "gpt2") {
       pre.emplace(vocab.pre);
-      bpe.emplace(vocab, index);
+      bpe.emplace(vocab, index, pre->type().ignore_merges);
     } else if (vocab.model == "llama") {
       if (spells_bytes_as_gpt2(vocab))
         throw Error("tokenizer.ggml.model is 'llama' (SentencePiece), but the tokens are byte-level "

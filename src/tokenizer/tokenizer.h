@@ -1,6 +1,7 @@
 // Text <-> token ids for the two vocabulary families Llama models ship:
-//  - byte-level BPE (tokenizer.ggml.model = "gpt2", pre "llama-bpe": Llama 3, DeepSeek-R1-Distill):
-//    PCRE2 pre-tokenizer regex, GPT-2 byte mapping, merges by rank, whole-word lookup first
+//  - byte-level BPE (tokenizer.ggml.model = "gpt2", pre "llama-bpe": Llama 3, DeepSeek-R1-Distill-
+//    Llama; pre "qwen2": Qwen2.5, Qwen3, DeepSeek-R1-Distill-Qwen): the pre-tokenizer's PCRE2 regex,
+//    GPT-2 byte mapping, merges by rank, whole-word lookup first where the pre-tokenizer says so
 //    (Llama 3's ignore_merges);
 //  - SentencePiece style (tokenizer.ggml.model = "llama": Llama 2, llama2.c): score-driven merges,
 //    "▁" for spaces, <0xXX> byte fallback.

@@ -7,6 +7,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_value.h"
 #include "tokenizer/eog_tokens.h"
+#include "tokenizer/pretokenizer.h"
 
 namespace r1pi {
 namespace {
@@ -80,7 +81,10 @@ Vocab Vocab::from_gguf(const GgufFile& file) {
   vocab.eos_id = read_id(file, "tokenizer.ggml.eos_token_id").value_or(spm_default(2));
   vocab.unk_id = read_id(file, "tokenizer.ggml.unknown_token_id").value_or(spm_default(0));
   vocab.pad_id = read_id(file, "tokenizer.ggml.padding_token_id").value_or(-1);
-  vocab.add_bos = file.try_bool("tokenizer.ggml.add_bos_token").value_or(true);
+  // Without the key llama.cpp adds BOS for SentencePiece and for the BPE pre-tokenizers that say so
+  // (Llama 3's, not Qwen's).
+  const PreTokenizerType* pre = spm ? nullptr : find_pre_tokenizer(vocab.pre);
+  vocab.add_bos = file.try_bool("tokenizer.ggml.add_bos_token").value_or(pre ? pre->add_bos : true);
   vocab.add_space_prefix = file.try_bool("tokenizer.ggml.add_space_prefix").value_or(true);
   vocab.chat_template = file.try_string("tokenizer.chat_template").value_or("");
 
