@@ -11,6 +11,7 @@
 #include "gguf/gguf_file.h"
 #include "test_support.h"
 #include "tokenizer/hf_tokenizer_json.h"
+#include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace r1pi {
@@ -175,26 +176,48 @@ TEST(Llama3Tokenizer, RejectsUnknownIds) {
   EXPECT_THROW(llama3().token_bytes(-1), Error);
 }
 
+// A tokenizer.json pre-tokenizer as Llama 3's and Qwen's: a Split on this regex, then ByteLevel.
+nlohmann::json split_pre_tokenizer(const std::string& regex) {
+  return {{"type", "Sequence"},
+          {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}},
+                             {{"type", "ByteLevel"}, {"use_regex", false}}}}};
+}
+
 TEST(HfTokenizerJson, ReportsBadFiles) {
   const std::string dir = test::scratch_dir("hf_tokenizer_json");
   EXPECT_THROW(load_hf_tokenizer_json(dir + "/missing.json", SpecialTokenNames::Llama3), Error);
   std::ofstream(dir + "/bad.json") << "{ not json";
   EXPECT_THROW(load_hf_tokenizer_json(dir + "/bad.json", SpecialTokenNames::Llama3), Error);
   // Array-form merges, and a gap in the ids.
-  std::ofstream(dir + "/small.json")
-      << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]},
-            "added_tokens": [{"id": 3, "content": "<|begin_of_text|>", "special": true},
-                             {"id": 4, "content": "<|end_of_text|>", "special": true},
-                             {"id": 5, "content": "<tag>", "special": false}]})";
-  const Vocab small = load_hf_tokenizer_json(dir + "/small.json", SpecialTokenNames::Llama3);
-  EXPECT_EQ(small.merges, std::vector<std::string>{"a b"});
-  EXPECT_EQ(small.bos_id, 3);
-  EXPECT_EQ(small.eos_id, 4);
-  EXPECT_EQ(small.types[5], TokenType::USER_DEFINED);
+  auto small = nlohmann::json::parse(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]},
+          "added_tokens": [{"id": 3, "content": "<|begin_of_text|>", "special": true},
+                           {"id": 4, "content": "<|end_of_text|>", "special": true},
+                           {"id": 5, "content": "<tag>", "special": false}]})");
+  small["pre_tokenizer"] = split_pre_tokenizer(std::string(find_pre_tokenizer("llama-bpe")->pattern));
+  std::ofstream(dir + "/small.json") << small;
+  const Vocab v = load_hf_tokenizer_json(dir + "/small.json", SpecialTokenNames::Llama3);
+  EXPECT_EQ(v.pre, "llama-bpe");
+  EXPECT_EQ(v.merges, std::vector<std::string>{"a b"});
+  EXPECT_EQ(v.bos_id, 3);
+  EXPECT_EQ(v.eos_id, 4);
+  EXPECT_EQ(v.types[5], TokenType::USER_DEFINED);
   std::ofstream(dir + "/gap.json")
       << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 2}, "merges": []}, "added_tokens": []})";
   EXPECT_THROW(load_hf_tokenizer_json(dir + "/gap.json", SpecialTokenNames::Llama3), Error);
   EXPECT_THROW(load_hf_tokenizer_json(dir + "/small.json", SpecialTokenNames::DeepSeekR1), Error);
+
+  // The family is known by its regex: none, or one r1pi does not implement, is refused.
+  small["pre_tokenizer"] = split_pre_tokenizer("\\p{N}+");
+  std::ofstream(dir + "/unknown.json") << small;
+  EXPECT_NE(test::error_of([&] { load_hf_tokenizer_json(dir + "/unknown.json", SpecialTokenNames::Llama3); })
+                .find("unknown.json: pre-tokenizer regex \\p{N}+: not that of a pre-tokenizer r1pi knows"),
+            std::string::npos);
+  small.erase("pre_tokenizer");
+  std::ofstream(dir + "/none.json") << small;
+  EXPECT_NE(test::error_of([&] { load_hf_tokenizer_json(dir + "/none.json", SpecialTokenNames::Llama3); })
+                .find("none.json: no Split regex in its pre_tokenizer"),
+            std::string::npos);
 }
 
 }  // namespace

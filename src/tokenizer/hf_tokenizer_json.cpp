@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "tokenizer/byte_mapping.h"
 #include "tokenizer/eog_tokens.h"
+#include "tokenizer/pretokenizer.h"
 
 namespace r1pi {
 namespace {
@@ -30,6 +31,22 @@ constexpr Rename kDeepSeekR1Renames[] = {
     {128013, "<think>", TokenType::USER_DEFINED},
     {128014, "</think>", TokenType::USER_DEFINED},
     {128015, "<｜▁pad▁｜>", TokenType::CONTROL},
+};
+
+// A tokenizer family's special tokens, as llama.cpp's converter (convert_hf_to_gguf.py) writes them
+// from the model's tokenizer_config.json and config.json, which r1pi does not read.
+struct Family {
+  std::string_view pre;  // the first name of its PreTokenizerType
+  const char* bos;
+  const char* eos;
+  const char* pad;       // nullptr: none
+  bool add_bos;
+};
+constexpr Family kFamilies[] = {
+    {"llama-bpe", "<|begin_of_text|>", "<|end_of_text|>", nullptr, true},
+    // Qwen2.5 and Qwen3: config.json names <|endoftext|> BOS, but tokenizer_config.json says it is
+    // never added; chat turns end with <|im_end|>, the EOS; padding is <|endoftext|>.
+    {"qwen2", "<|endoftext|>", "<|im_end|>", "<|endoftext|>", false},
 };
 
 // Far beyond any real vocabulary; a larger id is a corrupt file, not a reason to allocate gigabytes.
@@ -66,6 +83,42 @@ void set_token(Vocab& vocab, std::vector<bool>& filled, int64_t id, const std::s
   filled[id] = true;
 }
 
+// The regex of the Split step of a tokenizer.json pre-tokenizer (alone or in a Sequence), or "".
+std::string split_regex(const json& pre) {
+  const std::string type = pre.is_object() ? pre.value("type", "") : "";
+  if (type == "Sequence") {
+    for (const json& step : pre.at("pretokenizers")) {
+      if (std::string regex = split_regex(step); !regex.empty()) return regex;
+    }
+  }
+  return type == "Split" ? pre.at("pattern").value("Regex", "") : "";
+}
+
+// The pre-tokenizer is recognised by its regex: the converter recognises it by the ids of a test
+// text, which needs the regex to compute.
+const PreTokenizerType& pre_tokenizer_of(const json& doc, const std::string& path) {
+  const auto pre = doc.find("pre_tokenizer");
+  const std::string regex = pre == doc.end() ? "" : split_regex(*pre);
+  if (const PreTokenizerType* type = find_pre_tokenizer_by_pattern(regex)) return *type;
+  throw Error(path + ": " +
+              (regex.empty() ? "no Split regex in its pre_tokenizer" : "pre-tokenizer regex " + regex) +
+              ": not that of a pre-tokenizer r1pi knows (" + pre_tokenizer_names() + ")");
+}
+
+const Family& family_of(std::string_view pre) {
+  for (const Family& family : kFamilies) {
+    if (family.pre == pre) return family;
+  }
+  throw Error("no special-token names for the '" + std::string(pre) + "' tokenizer family");
+}
+
+// llama.cpp's converter makes an added token CONTROL when it is special or looks like a control
+// token, as Qwen's fill-in-the-middle and repository markers do without being special.
+bool looks_special(const std::string& text) {
+  return (text.starts_with("<|") && text.ends_with("|>")) ||
+         (text.starts_with("<｜") && text.ends_with("｜>"));
+}
+
 int32_t id_of(const Vocab& vocab, const std::string& text, const std::string& path) {
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
     if (vocab.tokens[id] == text) return static_cast<int32_t>(id);
@@ -87,10 +140,12 @@ void read_model(const json& doc, Vocab& vocab, std::vector<bool>& filled, const 
   }
   if (const auto added = doc.find("added_tokens"); added != doc.end() && !added->is_null()) {
     for (const json& token : *added) {
-      const TokenType kind =
-          token.value("special", false) ? TokenType::CONTROL : TokenType::USER_DEFINED;
-      set_token(vocab, filled, token.at("id").get<int64_t>(), token.at("content").get<std::string>(),
-                kind, path);
+      const std::string text = token.at("content").get<std::string>();
+      // The others (Qwen's <think>, <tool_call>) are USER_DEFINED: still matched in prompts, and
+      // shown in the output.
+      const TokenType kind = token.value("special", false) || looks_special(text) ? TokenType::CONTROL
+                                                                                  : TokenType::USER_DEFINED;
+      set_token(vocab, filled, token.at("id").get<int64_t>(), text, kind, path);
     }
   }
 }
@@ -101,10 +156,9 @@ Vocab load_hf_tokenizer_json(const std::string& path, SpecialTokenNames names) {
   const json doc = parse_file(path);
   Vocab vocab;
   vocab.model = "gpt2";
-  vocab.pre = "llama-bpe";
-  vocab.add_bos = true;
   std::vector<bool> filled;
   try {
+    vocab.pre = pre_tokenizer_of(doc, path).names.front();
     read_model(doc, vocab, filled, path);
   } catch (const json::exception& e) {
     throw Error(path + ": malformed tokenizer.json: " + e.what());
@@ -113,8 +167,12 @@ Vocab load_hf_tokenizer_json(const std::string& path, SpecialTokenNames names) {
     if (!filled[id]) throw Error(path + ": no token has id " + std::to_string(id));
   }
 
-  std::string bos = "<|begin_of_text|>", eos = "<|end_of_text|>";
+  const Family& family = family_of(vocab.pre);
+  vocab.add_bos = family.add_bos;
+  std::string bos = family.bos, eos = family.eos;
   if (names == SpecialTokenNames::DeepSeekR1) {
+    if (vocab.pre != "llama-bpe")
+      throw Error(path + ": DeepSeek-R1's special-token names are known for its Llama 3 distills only");
     for (const Rename& rename : kDeepSeekR1Renames) {
       if (static_cast<size_t>(rename.id) >= vocab.tokens.size()) {
         throw Error(path + ": too few tokens for DeepSeek-R1 names (no id " + std::to_string(rename.id) +
@@ -128,7 +186,8 @@ Vocab load_hf_tokenizer_json(const std::string& path, SpecialTokenNames names) {
   }
   vocab.bos_id = id_of(vocab, bos, path);
   vocab.eos_id = id_of(vocab, eos, path);
-  // DeepSeek's tokenizer_config pads with EOS; Llama 3 names no padding token.
+  if (family.pad) vocab.pad_id = id_of(vocab, family.pad, path);
+  // DeepSeek's tokenizer_config pads with EOS.
   if (names == SpecialTokenNames::DeepSeekR1) vocab.pad_id = vocab.eos_id;
   vocab.eog_ids = standard_eog_ids(vocab);
   vocab.validate(path);
