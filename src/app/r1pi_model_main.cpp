@@ -58,9 +58,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   make_cmd->add_flag("--tied", make.tied_output, "no output.weight: logits use token_embd.weight");
   make_cmd->add_option("--tokenizer", make.tokenizer_json,
-                       "Hugging Face tokenizer.json (default: built-in byte vocabulary)");
+                       "Hugging Face tokenizer.json: Llama 3's, Qwen2.5's or Qwen3's "
+                       "(default: built-in byte vocabulary)");
   make_cmd->add_flag("--deepseek-specials", make.deepseek_specials,
-                     "name the special tokens as DeepSeek-R1-Distill does");
+                     "name the special tokens as DeepSeek-R1-Distill-Llama does (Llama 3's tokenizer.json)");
   bool no_progress = false;
   make_cmd->add_flag("--no-progress", no_progress, "no progress line on stderr");
 

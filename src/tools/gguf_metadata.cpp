@@ -1,6 +1,7 @@
 #include "tools/gguf_metadata.h"
 
 #include "gguf/gguf_writer.h"
+#include "tokenizer/eog_tokens.h"
 #include "tokenizer/vocab.h"
 #include "model/architecture.h"
 #include "model/model_config.h"
@@ -45,12 +46,15 @@ void add_vocab_metadata(GgufWriter& w, const Vocab& v) {
   add_id("tokenizer.ggml.eos_token_id", v.eos_id);
   add_id("tokenizer.ggml.unknown_token_id", v.unk_id);
   add_id("tokenizer.ggml.padding_token_id", v.pad_id);
-  // GGUF has one slot for a second end-of-generation token (end of turn); llama.cpp finds any
-  // further ones by name.
-  for (int32_t id : v.eog_ids) {
-    if (id != v.eos_id) {
-      add_id("tokenizer.ggml.eot_token_id", id);
-      break;
+  // GGUF has one slot for a second end-of-generation token, the end of turn; llama.cpp finds any
+  // further ones by name. Where EOS is the end of turn (Qwen's <|im_end|>) the slot stays empty,
+  // as in the files llama.cpp's converter writes.
+  if (v.eos_id < 0 || !ends_turn(v.tokens[v.eos_id])) {
+    for (int32_t id : v.eog_ids) {
+      if (id != v.eos_id) {
+        add_id("tokenizer.ggml.eot_token_id", id);
+        break;
+      }
     }
   }
   w.add("tokenizer.ggml.add_bos_token", GgufValue::boolean(v.add_bos));

@@ -119,7 +119,7 @@ void inflate_model(const std::string& small_path, const MakeOptions& o, const st
   Vocab vocab = Vocab::from_gguf(file);
   ModelConfig b = resolve_shape(o, uint32_t(vocab.tokens.size()));
   check_fits(s, b, small_path);
-  pad_vocab(vocab, b.n_vocab);
+  pad_vocab(vocab, b.n_vocab, VocabPadding::ReservedSpecial);
   const float norm_scale = float(std::sqrt(double(s.dim) / double(b.dim)));
   const float query_scale = float(std::sqrt(double(b.head_dim) / double(s.head_dim)));
   b.name = "inflated " + s.name + " (" + o.preset + " shape)";

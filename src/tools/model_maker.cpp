@@ -126,7 +126,10 @@ void make_model(const MakeOptions& o, const std::string& out_path) {
   if (!o.tokenizer_json.empty()) vocab = load_tokenizer(o);
   const ModelConfig shape = resolve_shape(o, static_cast<uint32_t>(vocab.tokens.size()));
   if (o.tokenizer_json.empty()) vocab = builtin_byte_vocab(static_cast<int32_t>(shape.n_vocab));
-  else pad_vocab(vocab, shape.n_vocab);
+  // Llama 3's tokenizer names its own spare ids <|reserved_special_token_K|>: more of them continue
+  // it. Other tokenizers are padded as llama.cpp's converter pads them.
+  else pad_vocab(vocab, shape.n_vocab,
+                 vocab.pre == "llama-bpe" ? VocabPadding::ReservedSpecial : VocabPadding::Unused);
   vocab.validate("vocabulary for " + out_path);
 
   GgufWriter w;
