@@ -1,6 +1,6 @@
 // A Qwen model file made by r1pi-model from Qwen3's tokenizer.json: the tokenizer.ggml.* keys
 // llama.cpp's converter writes for Qwen, the vocabulary grown or padded to the model's rows, and
-// the file loading and running in r1pi.
+// the file loading and running in r1pi and tokenizing in r1pi-model tokenize.
 #include <gtest/gtest.h>
 
 #include "gguf/gguf_file.h"
@@ -57,8 +57,8 @@ TEST(QwenModelFile, PaddedAsTheConverterPads) {
 }
 
 // The file r1pi-model writes from Qwen3's tokenizer.json runs in r1pi (no BOS: the prompt's
-// first token is <|im_start|>).
-TEST(QwenModelFile, RunsFromTheCli) {
+// first token is <|im_start|>), and r1pi-model tokenize shows what the prompt became.
+TEST(QwenModelFile, RunsAndTokenizesFromTheCli) {
   const std::string model = test::scratch_dir("qwen_cli") + "/qwen3.gguf";
   const std::string tool = test::bin_dir() + "/r1pi-model";
   const auto made = test::run_command(tool + " make --arch qwen3 --preset tiny --layers 1 --no-progress " +
@@ -71,6 +71,10 @@ TEST(QwenModelFile, RunsFromTheCli) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("prefill: 9 tokens"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("vocab 151669"), std::string::npos) << run.output;
+
+  const auto ids = test::run_command(tool + " tokenize --ids -m " + model + " -p " + prompt);
+  ASSERT_EQ(ids.exit_code, 0) << ids.output;
+  EXPECT_EQ(ids.output, "151644 872 198 9707 151645 198 151644 77091 198\n");
 }
 
 }  // namespace

@@ -2,17 +2,12 @@
 // of an MPI job (mpirun -np N ./r1pi ...).
 #include <CLI/CLI.hpp>
 
-#include <sys/stat.h>
-
 #include <charconv>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <thread>
 
 #include <csignal>
@@ -20,6 +15,7 @@
 
 #include "chat/chat_repl.h"
 #include "common/error.h"
+#include "common/whole_file.h"
 #include "runtime/run_options.h"
 #include "server/server.h"
 #include "runtime/run_steps.h"
@@ -31,18 +27,6 @@
 #endif
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  // A directory or a FIFO would read as nothing (or block): refuse what is not a plain file.
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) throw r1pi::Error(path + ": cannot read the prompt file: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw r1pi::Error(path + ": the prompt file is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw r1pi::Error(path + ": cannot read the prompt file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // --seed: -1 (random) or any 64-bit value; CLI11 would clamp what an int64_t cannot hold.
 uint64_t parse_seed(const std::string& text) {
@@ -113,7 +97,7 @@ void accept_cnv(int argc, char** argv) {
 
 // The key without the newline an editor leaves at the end of the file.
 std::string read_api_key(const std::string& path) {
-  std::string key = read_file(path);
+  std::string key = r1pi::read_whole_file(path, "API key file");
   while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
   if (key.empty()) throw r1pi::Error(path + ": the API key file is empty");
   return key;
@@ -217,7 +201,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     o.timings = timings->count() > 0 && o.timings_csv.empty();
     // Only rank 0 tokenises the prompt: the prompt file need not exist on the other boards.
-    if (!prompt_file.empty() && root) o.prompt = read_file(prompt_file);
+    if (!prompt_file.empty() && root) o.prompt = r1pi::read_whole_file(prompt_file, "prompt file");
     // Rank 0's seed is the one used: only rank 0 samples.
     o.sampler.seed = parse_seed(seed);
     parse_ngram_range(spec_ngram, o);

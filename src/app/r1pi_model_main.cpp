@@ -1,5 +1,5 @@
 // r1pi-model: make a random-weight GGUF, import a llama2.c checkpoint, inflate a small model
-// into a big shape, or show a GGUF file.
+// into a big shape, show a GGUF file, or show what a prompt becomes in its vocabulary.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -7,10 +7,12 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/whole_file.h"
 #include "model/architecture.h"
 #include "tools/inflate.h"
 #include "tools/model_maker.h"
 #include "tools/model_presets.h"
+#include "tools/tokenize_prompt.h"
 
 namespace {
 
@@ -94,6 +96,16 @@ int main(int argc, char** argv) {
   info_cmd->add_option("FILE", info_path, "GGUF file")->required();
   info_cmd->add_flag("--all", info_all, "print arrays and long strings in full");
 
+  r1pi::TokenizeOptions tokenize;
+  std::string tokenize_file;
+  CLI::App* tokenize_cmd =
+      app.add_subcommand("tokenize", "print the tokens a prompt becomes, as llama.cpp's llama-tokenize");
+  tokenize_cmd->add_option("-m,--model", tokenize.model_path, "GGUF file (its vocabulary)")->required();
+  auto* prompt_option = tokenize_cmd->add_option("-p,--prompt", tokenize.prompt, "prompt text");
+  tokenize_cmd->add_option("-f,--file", tokenize_file, "read the prompt from a file")->excludes(prompt_option);
+  tokenize_cmd->add_flag("--ids", tokenize.ids_only, "only the ids, space-separated");
+  tokenize_cmd->add_flag("--no-bos", tokenize.no_bos, "do not prepend BOS");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -118,6 +130,12 @@ int main(int argc, char** argv) {
       report_written(inflate_out);
     } else if (*info_cmd) {
       r1pi::print_model_info(info_path, info_all);
+    } else if (*tokenize_cmd) {
+      if (!*prompt_option && tokenize_file.empty())
+        throw r1pi::Error("tokenize: give the text with -p TEXT or -f FILE");
+      if (!tokenize_file.empty()) tokenize.prompt = r1pi::read_whole_file(tokenize_file, "prompt file");
+      const std::string text = r1pi::tokenize_prompt(tokenize);
+      std::fwrite(text.data(), 1, text.size(), stdout);
     }
   } catch (const std::exception& e) {
     // r1pi::Error carries a message naming the file and the problem; anything else (out of

@@ -9,17 +9,21 @@
 
 namespace r1pi {
 
+Tokenizer load_tokenizer(const GgufFile& file) {
+  Vocab vocab = Vocab::from_gguf(file);  // its errors name the file
+  try {
+    return Tokenizer(std::move(vocab));
+  } catch (const Error& e) {
+    throw Error(file.path() + ": tokenizer: " + e.what());
+  }
+}
+
 LoadedModel describe_model(const GgufFile& file, int rank, int n_ranks) {
   LoadedModel model;
   model.file_bytes = file.file_size();
   model.config = ModelConfig::from_gguf(file);
   model.shard = Shard::for_rank(model.config, rank, n_ranks);
-  Vocab vocab = Vocab::from_gguf(file);  // its errors name the file
-  try {
-    model.tokenizer = std::make_unique<Tokenizer>(std::move(vocab));
-  } catch (const Error& e) {
-    throw Error(file.path() + ": tokenizer: " + e.what());
-  }
+  model.tokenizer = std::make_unique<Tokenizer>(load_tokenizer(file));
   // Every output row must be a token the tokenizer can print (llama.cpp requires the same): a
   // shorter token list would fail only when generation first picks one of the missing ids.
   if (uint32_t(model.tokenizer->n_vocab()) != model.config.n_vocab)

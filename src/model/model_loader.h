@@ -26,6 +26,10 @@ struct LoadedModel {
   std::optional<Fingerprint> fingerprint;
 };
 
+// The file's vocabulary as a tokenizer (a vocabulary-only file will do). Throws r1pi::Error naming
+// the file.
+Tokenizer load_tokenizer(const GgufFile& file);
+
 // Reads the configuration and vocabulary and computes rank's shard of n_ranks (no weights yet).
 LoadedModel describe_model(const GgufFile& file, int rank = 0, int n_ranks = 1);
 // Copies the shard's weight slices from source. progress: a progress line on stderr (only when it
