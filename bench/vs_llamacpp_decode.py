@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Decode of r1pi against a current llama.cpp on the same GGUF files, interleaved in one run.
+
+llama.cpp is node-llama-cpp's prebuilt CPU library (ggml-org/llama.cpp release v0.5.0, which reads
+qwen2 and qwen3 where the fetchable snapshot does not), installed from npm into the build folder by
+tests/llamacpp/npm_install.sh. For every round and every model, r1pi (-n N --temp 0 --ignore-eos)
+and llama.cpp (llamacpp_decode.mjs, N greedy tokens) decode with the same threads, the order
+alternating between rounds, after a warm-up round. Reported per model: each tool's tok/s per round, the ratio of the
+means, and each tool's share of the read bandwidth (tok/s x matrix bytes per token / the read
+bandwidth measured by bench/read_bandwidth at the same threads before the rounds).
+
+  bench/vs_llamacpp_decode.py -m llama8b.gguf qwen3-8b.gguf -t 2 -n 32 --rounds 5
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from r1pibench import runs  # noqa: E402
+
+
+def matrix_bytes(build, model):
+    """Bytes read per decoded token: every tensor but token_embd, which is looked up (or with it,
+    when there is no output.weight and the logits read it)."""
+    out, _ = runs.checked([os.path.join(build, "r1pi-model"), "info", model])
+    sizes = dict(re.findall(r"^  (\S+\.weight)\s+\S+\s+.*?\s(\d+)$", out, re.M))
+    total = sum(int(b) for b in sizes.values())
+    return total if "output.weight" not in sizes else total - int(sizes["token_embd.weight"])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-m", "--models", nargs="+", required=True)
+    p.add_argument("--build", help="r1pi's build folder (default build/)")
+    p.add_argument("-t", "--threads", type=int, default=2)
+    p.add_argument("-n", type=int, default=32, help="tokens decoded per run")
+    p.add_argument("--rounds", type=int, default=3)
+    a = p.parse_args()
+    build = runs.build_dir(a.build)
+    npm = os.path.join(build, "test-scratch", "npm-llamacpp")
+    runs.checked(["bash", os.path.join(runs.SOURCE, "tests", "llamacpp", "npm_install.sh"), npm])
+    # node resolves an ES module's imports from its own folder: a copy beside the packages.
+    script = os.path.join(npm, "llamacpp_decode.mjs")
+    with open(os.path.join(runs.SOURCE, "bench", "llamacpp_decode.mjs")) as src, open(script, "w") as dst:
+        dst.write(src.read())
+    bandwidth = runs.read_bandwidth(build, a.threads)
+    rates = {m: {"r1pi": [], "llama.cpp": []} for m in a.models}
+    # Round 0 is a warm-up, not reported: the first read of a file that is not in the page cache
+    # comes from the disk (a third of the rate here).
+    for r in range(-1, a.rounds):
+        for m in a.models:
+            tools = ["r1pi", "llama.cpp"] if r % 2 == 0 else ["llama.cpp", "r1pi"]
+            for tool in tools:
+                if tool == "r1pi":
+                    _, err = runs.checked([os.path.join(build, "r1pi"), "-m", m, "-p", "Why is the sky blue?",
+                                           "-n", a.n, "--temp", 0, "--ignore-eos", "-t", a.threads])
+                    rate = runs.r1pi_summary(err)["decode"]
+                else:
+                    out, _ = runs.checked(["node", script, m, a.threads, a.n])
+                    rate = json.loads(out.strip().splitlines()[-1])["decode_tok_s"]
+                if r >= 0:
+                    rates[m][tool].append(rate)
+                runs.progress("round %d %s %s: %.2f tok/s" % (r + 1, os.path.basename(m), tool, rate))
+    print("threads %d, %d tokens per run, %d rounds, read bandwidth %.1f GB/s, %s\n"
+          % (a.threads, a.n, a.rounds, bandwidth or 0, runs.uptime()))
+    print("| model | GB per token | r1pi tok/s | llama.cpp tok/s | r1pi / llama.cpp | r1pi share | llama.cpp share |")
+    print("|---|---|---|---|---|---|---|")
+    for m in a.models:
+        gb = matrix_bytes(build, m) / 1e9
+        mine, theirs = statistics.mean(rates[m]["r1pi"]), statistics.mean(rates[m]["llama.cpp"])
+        share = (lambda rate: "%.2f" % (rate * gb / bandwidth)) if bandwidth else (lambda rate: "-")
+        print("| %s | %.2f | %s | %s | %.2f | %s | %s |" % (
+            os.path.basename(m), gb, " ".join("%.2f" % v for v in rates[m]["r1pi"]),
+            " ".join("%.2f" % v for v in rates[m]["llama.cpp"]), mine / theirs, share(mine), share(theirs)))
+
+
+if __name__ == "__main__":
+    main()
