@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int extra = m.n_extra_entries();
   if (extra < 0 || int64_t(extra) + inline_entries != m.n_entries) finding("announces a wrong number of extra entries");
   // Those entries: the input's bytes after the message (zeros past its end), then checked.
-  std::vector<r1pi::BatchEntry> entries(size_t(extra));
+  std::vector<r1pi::BatchEntry> entries(static_cast<size_t>(extra));
   const size_t after = kHeader + sizeof m;
   if (extra > 0 && size > after)
     std::memcpy(static_cast<void*>(entries.data()), data + after,
