@@ -268,7 +268,7 @@ serving() {
   shift
   log=$work/job.log
   : >"$log"
-  "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" --serve --port 0 -c 2048 -t 1 \
+  "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" --serve --port 0 -c 8192 -t 1 \
     --ignore-eos "$@" >"$log" 2>&1 &
   mpirun_pid=$!
   for i in $(seq 1 600); do
@@ -278,18 +278,20 @@ serving() {
     sleep 0.1
   done
   [ -n "$port" ] || { fail "the server never listened"; show "$log"; end_job; return 1; }
-  : >"$work/client.out"
-  python3 "$R1PI_SOURCE_DIR/tests/mpi/stream_client.py" "$port" 2000 120 >"$work/client.out" 2>&1 &
-  client_pid=$!
-  for i in $(seq 1 600); do grep -q '^first event' "$work/client.out" && break; kill -0 $client_pid 2>/dev/null || break; sleep 0.1; done
-  grep -q '^first event' "$work/client.out" || { fail "the request never streamed"; show "$work/client.out"; show "$log"; end_job; return 1; }
-  sleep 1
+  # The ranks are found before the request starts, and the fault follows its first event at once:
+  # 8000 tokens take the slow model many seconds, but a fast idle host once finished 2000 in the
+  # second this script used to wait.
   rank_pids=()
   for r in $(seq 0 $((np - 1))); do
     find_rank "$r"
     [ -n "$victim_pid" ] || { fail "no rank $r among mpirun's children"; show "$log"; end_job; return 1; }
     rank_pids+=("$victim_pid")
   done
+  : >"$work/client.out"
+  python3 "$R1PI_SOURCE_DIR/tests/mpi/stream_client.py" "$port" 8000 120 >"$work/client.out" 2>&1 &
+  client_pid=$!
+  for i in $(seq 1 600); do grep -q '^first event' "$work/client.out" && break; kill -0 $client_pid 2>/dev/null || break; sleep 0.1; done
+  grep -q '^first event' "$work/client.out" || { fail "the request never streamed"; show "$work/client.out"; show "$log"; end_job; return 1; }
   if grep -q '^done' "$work/client.out" || ! kill -0 $mpirun_pid 2>/dev/null; then
     fail "the request or the job ended before the fault"; show "$work/client.out"; show "$log"; end_job; return 1
   fi
