@@ -91,12 +91,13 @@ slow_job() {
   local what
   case $phase in
     # -b 1: about 1800 single-token forwards over the long prompt, each with a sync: many seconds.
-    prefill) what=(-f "$R1PI_MPI_MODELS/prompt-long.txt" -b 1 -n 8) ;;
-    # A two-token prompt: decoding starts at once and goes on for 2000 tokens (seconds).
-    decode) what=(-p hi -n 2000) ;;
+    prefill) what=(-f "$R1PI_MPI_MODELS/prompt-long.txt" -b 1 -n 8 -c 2048) ;;
+    # A two-token prompt: decoding starts at once and goes on for 8000 tokens (19 s on 2 ranks
+    # here; 2000 once ended within the second waited below on a fast host).
+    decode) what=(-p hi -n 8000 -c 8192) ;;
   esac
   "$MPIRUN_WRAPPER" -np "$np" -- "$R1PI" -m "$R1PI_MPI_MODELS/slow.gguf" "${what[@]}" \
-    -c 2048 --temp 0 -t 1 "$@" >"$log" 2>&1 &
+    --temp 0 -t 1 "$@" >"$log" 2>&1 &
   mpirun_pid=$!  # scripts/mpirun execs mpirun: this is mpirun's pid
   # Wait for the banner (printed once every rank has loaded and generation starts), then a bit.
   local i
@@ -260,7 +261,7 @@ during_load() {
 }
 
 # serving NP ARGS...: an `r1pi --serve` job on NP ranks of the slow model in the background
-# ($mpirun_pid, output in $log) with a streamed request of 2000 tokens in flight (the client,
+# ($mpirun_pid, output in $log) with a streamed request of 8000 tokens in flight (the client,
 # stream_client.py, is $client_pid and writes $work/client.out); $rank_pids are the ranks' pids.
 # Fails and returns 1 when it cannot get there (the job then is gone).
 serving() {
