@@ -17,6 +17,8 @@ enum class GgmlType : uint32_t {
   F16 = 1,
   Q4_0 = 2,
   Q8_0 = 8,
+  Q4_K = 12,
+  Q5_K = 13,
   Q6_K = 14,
 };
 

@@ -6,6 +6,7 @@
 
 #include "ggml/fp16.h"
 #include "ggml/q6_K_layout.h"
+#include "ggml/round_even.h"
 #include "ggml/quantize.h"
 
 namespace r1pi {
@@ -14,15 +15,6 @@ namespace {
 
 // ggml treats groups whose largest magnitude is below this as all zero.
 constexpr float kGroupMaxEps = 1e-15f;
-
-// ggml's nearest_int: ties to even for |v| < 2^22 (1.5 * 2^23 shifts the fraction out), and for
-// larger inputs the same wrapped bits ggml gets, so even pathological rows match byte for byte.
-int nearest_int(float v) {
-  const float shifted = v + 12582912.0f;
-  int32_t bits;
-  std::memcpy(&bits, &shifted, sizeof bits);
-  return (bits & 0x007fffff) - 0x00400000;
-}
 
 // Quantises n values to integers -nmax..nmax-1 (stored + nmax in L) and returns the scale. Starts
 // from the scale that maps the largest-magnitude value to -nmax, then tries 18 nearby scales and

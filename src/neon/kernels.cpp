@@ -135,6 +135,7 @@ constexpr TypeRow kTypes[] = {
     {GgmlType::Q4_0, GgmlType::Q8_0},
     {GgmlType::Q8_0, GgmlType::Q8_0},
     {GgmlType::Q6_K, GgmlType::Q8_0},
+    {GgmlType::Q4_K, GgmlType::Q8_0},
 };
 static_assert([] {
   if (std::size(kTypes) != kKernelTypes.size()) return false;

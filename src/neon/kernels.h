@@ -37,7 +37,7 @@
 //   Each element is its own chain, so any split of the elements (on whole blocks for Q8_0) or
 //   of the rows gives the same bytes.
 //
-// Where a type with a min term goes (Q4_K, Q5_K; none is implemented yet). ggml dequantises such a
+// Where a type with a min term goes (Q4_K, Q5_K). ggml dequantises such a
 // weight as y = d * scale * q - dmin * min, with 6-bit scale and min per 32-element sub-block and q
 // unsigned, so a dot product splits into the q part and a min part that needs only the sum of the
 // activations per sub-block (ggml's Q8_K carries it as bsums). In r1pi's recipe, per 32-element
@@ -100,7 +100,7 @@ struct WeightedSumArgs {
 // (Kernels::types). A new type is one entry here, one row of kernels.cpp's type table and a scalar
 // reference kernel (README.md: "How to add a weight type").
 inline constexpr std::array kKernelTypes = {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0,
-                                            GgmlType::Q8_0, GgmlType::Q6_K};
+                                            GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q4_K};
 
 // The place of a type in kKernelTypes; kKernelTypes.size() for a type without kernels.
 constexpr size_t kernel_type_index(GgmlType type) {

@@ -4,6 +4,7 @@
 
 #include "ggml/fp16.h"
 #include "neon/kernels.h"
+#include "ggml/q4_K_layout.h"
 #include "ggml/q6_K_layout.h"
 #include "ggml/quantize.h"
 #include "neon/rope_pair.h"
@@ -67,6 +68,38 @@ float vec_dot_q6_K_q8_0(int64_t n, const block_q6_K* w, const block_q8_0* x) {
         acc[j] = std::fma(d, float(p), acc[j]);
       }
     }
+  }
+  return reduce8(acc);
+}
+
+// A super-block of a type with a min term (Q4_K, Q5_K; q holds its 256 unsigned values), against
+// its 8 Q8_0 blocks: per 32-element sub-block s the q part as eight lanes, p_j = scale_s * (the
+// lane's sum of q * x.q), then lane 0 takes the min part, -(dmin * x.d) * (min_s * sum of x.q).
+void accumulate_min_super_block(float* acc, uint16_t d, uint16_t dmin, const uint8_t* scales,
+                                const uint8_t* q, const block_q8_0* x) {
+  const float dw = fp16_to_fp32(d), dminw = fp16_to_fp32(dmin);
+  for (int s = 0; s < QK_K / QK8_0; ++s) {
+    const block_q8_0& xb = x[s];
+    const uint8_t* qs = q + QK8_0 * s;
+    const ScaleMin sm = k4_scale_min(scales, s);
+    const float dx = fp16_to_fp32(xb.d);
+    for (int j = 0; j < 8; ++j) {
+      int32_t p = 0;
+      for (int i = 4 * j; i < 4 * j + 4; ++i) p += qs[i] * xb.qs[i];
+      acc[j] = std::fma(dw * dx, float(p * sm.scale), acc[j]);
+    }
+    int32_t xsum = 0;
+    for (int i = 0; i < QK8_0; ++i) xsum += xb.qs[i];
+    acc[0] = std::fma(-(dminw * dx), float(sm.min * xsum), acc[0]);
+  }
+}
+
+float vec_dot_q4_K_q8_0(int64_t n, const block_q4_K* w, const block_q8_0* x) {
+  float acc[8] = {};
+  uint8_t q[QK_K];
+  for (int64_t sb = 0; sb < n / QK_K; ++sb) {
+    unpack_q4_K(w[sb], q);
+    accumulate_min_super_block(acc, w[sb].d, w[sb].dmin, w[sb].scales, q, x + sb * (QK_K / QK8_0));
   }
   return reduce8(acc);
 }
@@ -189,6 +222,7 @@ constexpr Kernels kScalar = {
         {GgmlType::Q4_0, by_rows<block_q4_0, block_q8_0, vec_dot_q4_0_q8_0>()},
         {GgmlType::Q8_0, by_rows<block_q8_0, block_q8_0, vec_dot_q8_0_q8_0>()},
         {GgmlType::Q6_K, by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>()},
+        {GgmlType::Q4_K, by_rows<block_q4_K, block_q8_0, vec_dot_q4_K_q8_0>()},
     }),
     .vec_dot_f32 = vec_dot_f32,
     .rmsnorm = rmsnorm,
