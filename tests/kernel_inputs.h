@@ -110,6 +110,17 @@ inline void raw_q6_K(uint8_t* row, int64_t n, std::mt19937& rng, bool allow_inf)
   }
 }
 
+// Q4_K: random codes and quants, both fp16 super-block scales random (d and dmin of either sign).
+inline void raw_q4_K(uint8_t* row, int64_t n, std::mt19937& rng, bool allow_inf) {
+  auto* blk = reinterpret_cast<block_q4_K*>(row);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    for (uint8_t& s : blk[b].scales) s = uint8_t(rng());
+    for (uint8_t& q : blk[b].qs) q = uint8_t(rng());
+    blk[b].d = (rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
+    blk[b].dmin = (rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
+  }
+}
+
 inline void raw_f16(uint8_t* row, int64_t n, std::mt19937& rng, bool) {
   auto* h = reinterpret_cast<uint16_t*>(row);
   for (int64_t i = 0; i < n; ++i) h[i] = (i % 3 == 0) ? random_half(rng) : small_half(rng);
@@ -123,12 +134,13 @@ inline void raw_f32(uint8_t* row, int64_t n, std::mt19937& rng, bool) {
 }
 
 // The extras the tests know for a type: its raw rows, and where its blocks keep their fp16
-// scale (QuantDotsWithEveryFp16Scale). A type without a row here is still tested everywhere, on
+// scale and, for a type with a min term, the fp16 scale of the mins (QuantDotsWithEveryFp16Scale). A type without a row here is still tested everywhere, on
 // its quantiser's rows of normal and of extreme values (weight_rows).
 struct TypeExtras {
   GgmlType type;
   void (*raw_row)(uint8_t* row, int64_t n, std::mt19937& rng, bool allow_inf);
   size_t scale_offset;  // SIZE_MAX: none
+  size_t min_offset = SIZE_MAX;
 };
 inline const TypeExtras kTypeExtras[] = {
     {GgmlType::F32, raw_f32, SIZE_MAX},
@@ -136,6 +148,7 @@ inline const TypeExtras kTypeExtras[] = {
     {GgmlType::Q4_0, raw_q4_0, offsetof(block_q4_0, d)},
     {GgmlType::Q8_0, raw_q8_0, offsetof(block_q8_0, d)},
     {GgmlType::Q6_K, raw_q6_K, offsetof(block_q6_K, d)},
+    {GgmlType::Q4_K, raw_q4_K, offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)},
 };
 
 inline const TypeExtras* extras(GgmlType t) {

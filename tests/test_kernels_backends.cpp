@@ -330,7 +330,7 @@ TEST(Backends, MatmulElementsEqualVecDot) {
 
 // Every fp16 bit pattern as the weight scale (subnormals, inf, NaN) of one block of each quantised
 // type with a known scale (kTypeExtras), and for 32-element blocks many as the activation's. (Every
-// 16th pattern for super-blocks of 256.)
+// 16th pattern for super-blocks of 256, whose scale of the mins, where they have one, takes many.)
 TEST(Backends, QuantDotsWithEveryFp16Scale) {
   FOR_EACH_BACKEND(k) {
     std::mt19937 rng(21);
@@ -351,6 +351,10 @@ TEST(Backends, QuantDotsWithEveryFp16Scale) {
       for (uint32_t h = 0; h < 65536; h += x.size() == 1 ? 1 : 16) {
         const uint16_t d = uint16_t(h);
         std::memcpy(w.data() + e->scale_offset, &d, sizeof d);
+        if (e->min_offset != SIZE_MAX) {
+          const uint16_t dmin = uint16_t(h * 40503u);
+          std::memcpy(w.data() + e->min_offset, &dmin, sizeof dmin);
+        }
         if (x.size() == 1) x[0].d = uint16_t(h * 7919u);
         ASSERT_EQ(bits_any_nan(for_type(*k, t).vec_dot(n, w.data(), x.data())),
                   bits_any_nan(for_type(S(), t).vec_dot(n, w.data(), x.data())))

@@ -1,0 +1,289 @@
+// Q4_K and Q5_K, the K-quants with a min term: hand-packed blocks through the dequantisers (every
+// scale and min code at 0 and 63, in the plain and the split 6-bit fields, negative d and dmin),
+// the reference quantisers (llama.cpp's bytes, round-trip error, zero rows), and the scalar dot
+// product, bit for bit against the recipe of kernels.h written out again here and within the
+// rounding bound of a double-precision dot product of the dequantised rows. The layout is read
+// from the description in KQUANT_FACTS.md, not from src/ggml/q4_K_layout.h.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ggml/fp16.h"
+#include "ggml/quantize.h"
+#include "kernel_inputs.h"
+#include "kernel_recipe.h"
+#include "neon/kernels.h"
+#include "test_support.h"
+
+namespace r1pi {
+namespace {
+
+using namespace test;
+
+// ---- the layout, from its description -----------------------------------------------------------
+
+struct Codes {
+  int sc[8];
+  int m[8];
+};
+
+// Sub-block j's 6-bit scale and min: j < 4 in the low 6 bits of scales[j] and scales[j + 4]; j >= 4
+// low 4 bits in the nibbles of scales[j + 4], top 2 bits in the top bits of scales[j - 4] (scale)
+// and scales[j] (min).
+Codes read_codes(const uint8_t* s) {
+  Codes c{};
+  for (int j = 0; j < 8; ++j) {
+    if (j < 4) {
+      c.sc[j] = s[j] % 64;
+      c.m[j] = s[j + 4] % 64;
+    } else {
+      c.sc[j] = s[j + 4] % 16 + 16 * (s[j - 4] / 64);
+      c.m[j] = s[j + 4] / 16 + 16 * (s[j] / 64);
+    }
+  }
+  return c;
+}
+
+void write_codes(const Codes& c, uint8_t* s) {
+  std::memset(s, 0, 12);
+  for (int j = 0; j < 8; ++j) {
+    if (j < 4) {
+      s[j] = uint8_t(s[j] + c.sc[j]);
+      s[j + 4] = uint8_t(s[j + 4] + c.m[j]);
+    } else {
+      s[j + 4] = uint8_t(c.sc[j] % 16 + 16 * (c.m[j] % 16));
+      s[j - 4] = uint8_t(s[j - 4] + 64 * (c.sc[j] / 16));
+      s[j] = uint8_t(s[j] + 64 * (c.m[j] / 16));
+    }
+  }
+}
+
+// Element e's quant: chunk e / 64, low nibble for the first 32 of the chunk; Q5_K adds bit
+// 2 * chunk (+1 for the high nibble) of qh[e % 32] as 16.
+int q4k_value(const uint8_t* qs, int e) {
+  const uint8_t byte = qs[32 * (e / 64) + e % 32];
+  return e % 64 < 32 ? byte % 16 : byte / 16;
+}
+int q5k_value(const block_q5_K& b, int e) {
+  const int bit = 2 * (e / 64) + (e % 64 < 32 ? 0 : 1);
+  return q4k_value(b.qs, e) + 16 * ((b.qh[e % 32] >> bit) & 1);
+}
+
+// Codes with 0 and 63 for scale and min among both j < 4 and j >= 4 (the split fields).
+constexpr Codes kExtremeCodes = {{0, 63, 17, 42, 63, 0, 33, 1}, {63, 0, 5, 60, 0, 63, 48, 31}};
+
+// ---- dequantisation ---------------------------------------------------------------------------
+
+// A block for each sign of d (dmin = -d / 2) with kExtremeCodes and quants (7e + 3) mod levels (every
+// value 0 .. levels - 1 in every sub-block), put in place by put and read back by get.
+template <class Block, class Put, class Get>
+void check_hand_packed(void (*dequantize)(const Block*, float*, int64_t), int levels, Put put, Get get) {
+  for (float d : {-0.5f, 0.25f}) {
+    Block b;
+    std::memset(&b, 0, sizeof b);
+    b.d = fp32_to_fp16(d);
+    b.dmin = fp32_to_fp16(-d / 2);
+    write_codes(kExtremeCodes, b.scales);
+    const Codes back = read_codes(b.scales);
+    ASSERT_EQ(std::memcmp(&back, &kExtremeCodes, sizeof(Codes)), 0);
+    int q[256];
+    for (int e = 0; e < 256; ++e) {
+      q[e] = (e * 7 + 3) % levels;
+      put(b, e, q[e]);
+    }
+    float y[256];
+    dequantize(&b, y, 256);
+    for (int e = 0; e < 256; ++e) {
+      ASSERT_EQ(get(b, e), q[e]);
+      const int j = e / 32;
+      // Exact in float: d and dmin are powers of two, the codes 6 bits, q at most 5.
+      ASSERT_EQ(y[e], d * float(kExtremeCodes.sc[j]) * float(q[e]) + d / 2 * float(kExtremeCodes.m[j]))
+          << "d=" << d << " e=" << e;
+    }
+  }
+}
+
+void put_nibble(uint8_t* qs, int e, int v) {
+  qs[32 * (e / 64) + e % 32] |= uint8_t(e % 64 < 32 ? v : v << 4);
+}
+
+TEST(QuantizeQ4_K, HandPackedBlocksDequantise) {
+  check_hand_packed<block_q4_K>(
+      dequantize_row_q4_K, 16, [](block_q4_K& b, int e, int v) { put_nibble(b.qs, e, v); },
+      [](const block_q4_K& b, int e) { return q4k_value(b.qs, e); });
+}
+
+TEST(QuantizeQ5_K, HandPackedBlocksDequantise) {
+  check_hand_packed<block_q5_K>(
+      dequantize_row_q5_K, 32,
+      [](block_q5_K& b, int e, int v) {
+        put_nibble(b.qs, e, v % 16);
+        b.qh[e % 32] |= uint8_t((v / 16) << (2 * (e / 64) + (e % 64 < 32 ? 0 : 1)));
+      },
+      q5k_value);
+}
+
+// ---- the quantisers ---------------------------------------------------------------------------
+
+// Rows of exact floats (no libm, so every platform quantises the same values): multiples of 2^-14
+// in [-1000, 1000] * 2^-14, every fifth sub-block shifted to all positive values (min 0).
+std::vector<float> lcg_row(int64_t n, uint32_t seed) {
+  std::vector<float> x(static_cast<size_t>(n));
+  uint32_t s = seed;
+  for (int64_t i = 0; i < n; ++i) {
+    s = s * 1664525u + 1013904223u;
+    x[size_t(i)] = float(int((s >> 8) % 2001u) - 1000) / 16384.0f;
+    if ((i / 32) % 5 == 3) x[size_t(i)] += 0.0625f;
+  }
+  return x;
+}
+
+uint64_t fnv1a(const void* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const uint8_t*>(p)[i]) * 1099511628211ull;
+  return h;
+}
+
+// The hashes of llama.cpp's own quantize_row_q4_K_ref / quantize_row_q5_K_ref on the same row
+// (libggml-base.so of node-llama-cpp 3.22.1, the library tests/llamacpp runs; checked on 3000
+// further rows of normal, one-signed, mixed-magnitude, sparse, constant, tiny and huge values).
+TEST(QuantizeQ4_K, BytesAreLlamaCpps) {
+  const int64_t n = 256 * 16;
+  const std::vector<float> x = lcg_row(n, 12345);
+  std::vector<block_q4_K> q4(size_t(n / 256));
+  quantize_row_q4_K_ref(x.data(), q4.data(), n);
+  EXPECT_EQ(fnv1a(q4.data(), q4.size() * sizeof(block_q4_K)), 0xa7f04eecea5df94bull);
+  std::vector<block_q5_K> q5(size_t(n / 256));
+  quantize_row_q5_K_ref(x.data(), q5.data(), n);
+  EXPECT_EQ(fnv1a(q5.data(), q5.size() * sizeof(block_q5_K)), 0x1dbba1c041cf417bull);
+}
+
+TEST(QuantizeQ4_K, ZeroRowIsAllZeroBytes) {
+  const std::vector<float> x(512, 0.0f);
+  block_q4_K b4[2];
+  block_q5_K b5[2];
+  std::memset(b4, 0xAB, sizeof b4);
+  std::memset(b5, 0xAB, sizeof b5);
+  quantize_row_q4_K_ref(x.data(), b4, 512);
+  quantize_row_q5_K_ref(x.data(), b5, 512);
+  const std::vector<uint8_t> zeros(sizeof b5, 0);
+  EXPECT_EQ(std::memcmp(b4, zeros.data(), sizeof b4), 0);
+  EXPECT_EQ(std::memcmp(b5, zeros.data(), sizeof b5), 0);
+}
+
+// Dequantised values within half a step of the input (d * scale) plus the rounding of the two fp16
+// super-block scales (the 6-bit min is part of the offset), and a small relative RMS error (Q4_K:
+// 7.2% on Gaussian values, Q4_0 8.6%).
+template <class Block>
+void check_round_trip(GgmlType type, int nmax, double max_rms) {
+  const int64_t n = 256 * 32;
+  const std::vector<float> x = random_row(n, 31);
+  std::vector<Block> q(size_t(n / 256));
+  std::vector<float> y(static_cast<size_t>(n));
+  quantize_row(type, x.data(), q.data(), n);
+  dequantize_row(type, q.data(), y.data(), n);
+  double err2 = 0.0, x2 = 0.0;
+  int clamped = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const Block& b = q[size_t(i / 256)];
+    const int j = int(i % 256) / 32;
+    const Codes c = read_codes(b.scales);
+    const double step = double(fp16_to_fp32(b.d)) * c.sc[j];
+    const double offset = double(fp16_to_fp32(b.dmin)) * c.m[j];
+    const double err = std::fabs(double(y[i]) - x[i]);
+    const double fp = 4 * kU * (std::fabs(x[i]) + offset + std::fabs(y[i]));
+    // A value beyond the grid's ends (the fitted offset and scale may leave a few outside) is clamped.
+    const bool outside = x[i] < -offset - step / 2 || x[i] > step * nmax - offset + step / 2;
+    clamped += outside;
+    if (!outside) {
+      ASSERT_LE(err, 0.5 * step + fp) << ggml_type_name(type) << " element " << i;
+    }
+    err2 += err * err;
+    x2 += double(x[i]) * x[i];
+  }
+  EXPECT_LT(clamped, n / 100) << ggml_type_name(type);
+  EXPECT_LT(std::sqrt(err2 / x2), max_rms) << ggml_type_name(type);
+}
+
+TEST(QuantizeQ4_K, RoundTripError) { check_round_trip<block_q4_K>(GgmlType::Q4_K, 15, 0.085); }
+
+// ---- the scalar dot product -------------------------------------------------------------------
+
+// The recipe for a type with a min term: per 32-element block (sub-block j of super-block b / 8)
+// lane k gets fma(d_w * d_x, sc_j * (sum of its four q * x.q)), then lane 0
+// fma(-(dmin * d_x), m_j * (sum of the block's x.q)); then reduce8.
+template <class Block, class Quant>
+float recipe_min_dot(int64_t n, const Block* w, const block_q8_0* x, Quant quant) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const Block& wb = w[b / 8];
+    const int j = int(b % 8);
+    const Codes c = read_codes(wb.scales);
+    const float dx = fp16_to_fp32(x[b].d);
+    int32_t xsum = 0;
+    for (int k = 0; k < 8; ++k) {
+      int32_t p = 0;
+      for (int i = 4 * k; i < 4 * k + 4; ++i) p += quant(wb, 32 * j + i) * x[b].qs[i];
+      acc[k] = std::fma(fp16_to_fp32(wb.d) * dx, float(c.sc[j] * p), acc[k]);
+    }
+    for (int i = 0; i < 32; ++i) xsum += x[b].qs[i];
+    acc[0] = std::fma(-(fp16_to_fp32(wb.dmin) * dx), float(c.m[j] * xsum), acc[0]);
+  }
+  return recipe_reduce8(acc);
+}
+
+// The bound against the dequantised rows: each dequantised value (d * sc) * q - dmin * m carries
+// three roundings of its two terms' size, the kernel two (the scale products) plus the
+// accumulation, whose lane 0 takes two fmas per block.
+template <class Block, class Quant>
+double min_dot_bound(int64_t n, const Block* w, const block_q8_0* x, Quant quant) {
+  double terms = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const Block& wb = w[i / 256];
+    const int j = int(i % 256) / 32;
+    const Codes c = read_codes(wb.scales);
+    const double xv = double(fp16_to_fp32(x[i / 32].d)) * x[i / 32].qs[i % 32];
+    terms += (std::fabs(double(fp16_to_fp32(wb.d)) * c.sc[j] * quant(wb, int(i % 256))) +
+              std::fabs(double(fp16_to_fp32(wb.dmin)) * c.m[j])) * std::fabs(xv);
+  }
+  return (gamma_k(2 * (n / 32) + 3) + 6 * kU) * terms;
+}
+
+template <class Block, class Quant>
+void check_min_dot(GgmlType type, Quant quant, uint32_t seed) {
+  const TypeKernels& k = kernels_scalar().types[kernel_type_index(type)];
+  std::mt19937 rng(seed);
+  for (int64_t n : {256, 512, 9 * 256}) {
+    for (int rep = 0; rep < 4; ++rep) {
+      // Quantised rows, and raw ones (random codes, quants and small fp16 scales of either sign).
+      std::vector<Block> w(size_t(n / 256));
+      if (rep % 2 == 0) {
+        quantize_row(type, random_row(n, seed + uint32_t(rep), 0.2f).data(), w.data(), n);
+      } else {
+        for (Block& b : w) {
+          for (size_t i = 0; i < sizeof b; ++i) reinterpret_cast<uint8_t*>(&b)[i] = uint8_t(rng());
+          b.d = small_half(rng);
+          b.dmin = small_half(rng);
+        }
+      }
+      const std::vector<block_q8_0> x = quantize_q8_0(random_row(n, seed + 7 + uint32_t(rep), 3.0f));
+      const float got = k.vec_dot(n, w.data(), x.data());
+      const float want = recipe_min_dot(n, w.data(), x.data(), quant);
+      EXPECT_TRUE(same_bits(got, want)) << ggml_type_name(type) << " n=" << n << " got " << got << " want " << want;
+      const Reference ref = reference_dot(dequant(type, w.data(), n), dequant(GgmlType::Q8_0, x.data(), n));
+      EXPECT_LE(std::fabs(got - ref.value), min_dot_bound(n, w.data(), x.data(), quant))
+          << ggml_type_name(type) << " n=" << n;
+    }
+  }
+}
+
+TEST(KernelsScalar, DotQ4_K) {
+  check_min_dot<block_q4_K>(GgmlType::Q4_K, [](const block_q4_K& b, int e) { return q4k_value(b.qs, e); }, 40);
+}
+
+}  // namespace
+}  // namespace r1pi
