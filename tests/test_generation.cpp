@@ -39,9 +39,15 @@ struct GreedyRun {
   std::string sha;
 };
 
-GreedyRun greedy_run(int threads, int batch_size, int n_predict = 24, float temperature = 0.0f,
-               uint64_t seed = 0, GgmlType kv_type = GgmlType::F32) {
-  const LoadedModel& m = tiny();
+// Q4_K_M's mix: Q4_K matrices, Q6_K output.
+const LoadedModel& tiny_q4_k() {
+  static const LoadedModel model = load_model(test::make_model_file(
+      "generation-q4k", {.preset = "tiny", .seed = 7, .matrix_type = GgmlType::Q4_K}));
+  return model;
+}
+
+GreedyRun greedy_run_on(const LoadedModel& m, int threads, int batch_size, int n_predict = 24,
+                        float temperature = 0.0f, uint64_t seed = 0, GgmlType kv_type = GgmlType::F32) {
   ThreadPool pool(threads);
   NoSync sync;
   ModelForward forward(m.config, m.weights, m.shard, 256, pool, sync, kv_type);
@@ -54,6 +60,11 @@ GreedyRun greedy_run(int threads, int batch_size, int n_predict = 24, float temp
   LocalTokenSource source(forward);
   GenerationResult r = generate(source, *m.tokenizer, prompt, o, {});
   return {r.generated, token_ids_sha256(r.generated)};
+}
+
+GreedyRun greedy_run(int threads, int batch_size, int n_predict = 24, float temperature = 0.0f,
+                     uint64_t seed = 0, GgmlType kv_type = GgmlType::F32) {
+  return greedy_run_on(tiny(), threads, batch_size, n_predict, temperature, seed, kv_type);
 }
 
 TEST(Generation, ShaIndependentOfBatchSize) {
@@ -76,6 +87,14 @@ TEST(Generation, KvCacheTypesShaIndependentOfThreadsAndBatch) {
       EXPECT_EQ(greedy_run(threads, batch, 24, 0.0f, 0, type).sha, one.sha)
           << ggml_type_name(type) << " threads " << threads << " batch " << batch;
   }
+}
+
+// The same on Q4_K weights (the scalar kernel or a backend's own, through for_type).
+TEST(Generation, Q4_KShaIndependentOfThreadsAndBatch) {
+  const GreedyRun one = greedy_run_on(tiny_q4_k(), 1, 1);
+  EXPECT_EQ(one.ids.size(), 24u);
+  for (auto [threads, batch] : {std::pair{1, 5}, {2, 1}, {2, 64}, {3, 2}})
+    EXPECT_EQ(greedy_run_on(tiny_q4_k(), threads, batch).sha, one.sha) << "threads " << threads << " batch " << batch;
 }
 
 TEST(Generation, RepeatedRunsAgree) {

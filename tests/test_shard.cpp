@@ -191,12 +191,16 @@ std::string write_model(const std::string& name, uint32_t odd_layer, GgmlType od
 TEST(Shard, FfnBlockComesFromEveryLayer) {
   const GgufFile plain = GgufFile::open(write_model("f32", 1, GgmlType::F32));
   EXPECT_EQ(ModelConfig::from_gguf(plain).ffn_block, 1u);
-  // Only the last layer's ffn_down is Q6_K: its 256-element blocks decide how the FFN splits.
-  const GgufFile mixed = GgufFile::open(write_model("q6_k", 1, GgmlType::Q6_K));
-  const ModelConfig c = ModelConfig::from_gguf(mixed);
-  EXPECT_EQ(c.ffn_block, 256u);
-  EXPECT_EQ(Shard::for_rank(c, 0, 1).ffn.size(), 256u);
-  EXPECT_NE(error_of([&] { Shard::for_rank(c, 0, 2); }).find("in blocks of 256"), std::string::npos);
+  // Only the last layer's ffn_down is Q6_K (or Q4_K, Q4_K_M's other type): its 256-element blocks
+  // decide how the FFN splits.
+  for (GgmlType t : {GgmlType::Q6_K, GgmlType::Q4_K}) {
+    const std::string name(ggml_type_name(t));
+    const GgufFile mixed = GgufFile::open(write_model(name, 1, t));
+    const ModelConfig c = ModelConfig::from_gguf(mixed);
+    EXPECT_EQ(c.ffn_block, 256u) << name;
+    EXPECT_EQ(Shard::for_rank(c, 0, 1).ffn.size(), 256u) << name;
+    EXPECT_NE(error_of([&] { Shard::for_rank(c, 0, 2); }).find("in blocks of 256"), std::string::npos) << name;
+  }
 }
 
 }  // namespace
