@@ -110,12 +110,13 @@ inline void raw_q6_K(uint8_t* row, int64_t n, std::mt19937& rng, bool allow_inf)
   }
 }
 
-// Q4_K: random codes and quants, both fp16 super-block scales random (d and dmin of either sign).
-inline void raw_q4_K(uint8_t* row, int64_t n, std::mt19937& rng, bool allow_inf) {
-  auto* blk = reinterpret_cast<block_q4_K*>(row);
+// Q4_K, Q5_K: random codes and quants, both fp16 super-block scales random (d and dmin of either
+// sign).
+template <class Block>
+inline void raw_min_block(uint8_t* row, int64_t n, std::mt19937& rng, bool allow_inf) {
+  auto* blk = reinterpret_cast<Block*>(row);
   for (int64_t b = 0; b < n / 256; ++b) {
-    for (uint8_t& s : blk[b].scales) s = uint8_t(rng());
-    for (uint8_t& q : blk[b].qs) q = uint8_t(rng());
+    for (size_t i = 0; i < sizeof(Block); ++i) reinterpret_cast<uint8_t*>(&blk[b])[i] = uint8_t(rng());
     blk[b].d = (rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
     blk[b].dmin = (rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
   }
@@ -148,7 +149,8 @@ inline const TypeExtras kTypeExtras[] = {
     {GgmlType::Q4_0, raw_q4_0, offsetof(block_q4_0, d)},
     {GgmlType::Q8_0, raw_q8_0, offsetof(block_q8_0, d)},
     {GgmlType::Q6_K, raw_q6_K, offsetof(block_q6_K, d)},
-    {GgmlType::Q4_K, raw_q4_K, offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)},
+    {GgmlType::Q4_K, raw_min_block<block_q4_K>, offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)},
+    {GgmlType::Q5_K, raw_min_block<block_q5_K>, offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)},
 };
 
 inline const TypeExtras* extras(GgmlType t) {

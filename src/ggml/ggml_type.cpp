@@ -45,6 +45,10 @@ constexpr GgmlTypeTraits kTraits[] = {
      .block_bytes = sizeof(block_q4_K), .holds_matrix = true, .file_type = 15,  // Q4_K_M
      .dequantize = dequantize_as<block_q4_K, dequantize_row_q4_K>,
      .quantize = quantize_as<block_q4_K, quantize_row_q4_K_ref>},
+    {.type = GgmlType::Q5_K, .name = "Q5_K", .block_elements = QK_K,
+     .block_bytes = sizeof(block_q5_K), .holds_matrix = true, .file_type = 17,  // Q5_K_M
+     .dequantize = dequantize_as<block_q5_K, dequantize_row_q5_K>,
+     .quantize = quantize_as<block_q5_K, quantize_row_q5_K_ref>},
     {.type = GgmlType::Q6_K, .name = "Q6_K", .block_elements = QK_K,
      .block_bytes = sizeof(block_q6_K), .holds_matrix = true, .file_type = 18,
      .dequantize = dequantize_as<block_q6_K, dequantize_row_q6_K>,

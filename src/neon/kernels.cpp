@@ -136,6 +136,7 @@ constexpr TypeRow kTypes[] = {
     {GgmlType::Q8_0, GgmlType::Q8_0},
     {GgmlType::Q6_K, GgmlType::Q8_0},
     {GgmlType::Q4_K, GgmlType::Q8_0},
+    {GgmlType::Q5_K, GgmlType::Q8_0},
 };
 static_assert([] {
   if (std::size(kTypes) != kKernelTypes.size()) return false;

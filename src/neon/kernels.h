@@ -100,7 +100,8 @@ struct WeightedSumArgs {
 // (Kernels::types). A new type is one entry here, one row of kernels.cpp's type table and a scalar
 // reference kernel (README.md: "How to add a weight type").
 inline constexpr std::array kKernelTypes = {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0,
-                                            GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q4_K};
+                                            GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q4_K,
+                                            GgmlType::Q5_K};
 
 // The place of a type in kKernelTypes; kKernelTypes.size() for a type without kernels.
 constexpr size_t kernel_type_index(GgmlType type) {

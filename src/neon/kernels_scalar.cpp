@@ -94,11 +94,13 @@ void accumulate_min_super_block(float* acc, uint16_t d, uint16_t dmin, const uin
   }
 }
 
-float vec_dot_q4_K_q8_0(int64_t n, const block_q4_K* w, const block_q8_0* x) {
+// Q4_K and Q5_K: their values unpacked, then the same super-block arithmetic.
+template <typename Block, void (*Unpack)(const Block&, uint8_t*)>
+float vec_dot_min_q8_0(int64_t n, const Block* w, const block_q8_0* x) {
   float acc[8] = {};
   uint8_t q[QK_K];
   for (int64_t sb = 0; sb < n / QK_K; ++sb) {
-    unpack_q4_K(w[sb], q);
+    Unpack(w[sb], q);
     accumulate_min_super_block(acc, w[sb].d, w[sb].dmin, w[sb].scales, q, x + sb * (QK_K / QK8_0));
   }
   return reduce8(acc);
@@ -222,7 +224,8 @@ constexpr Kernels kScalar = {
         {GgmlType::Q4_0, by_rows<block_q4_0, block_q8_0, vec_dot_q4_0_q8_0>()},
         {GgmlType::Q8_0, by_rows<block_q8_0, block_q8_0, vec_dot_q8_0_q8_0>()},
         {GgmlType::Q6_K, by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>()},
-        {GgmlType::Q4_K, by_rows<block_q4_K, block_q8_0, vec_dot_q4_K_q8_0>()},
+        {GgmlType::Q4_K, by_rows<block_q4_K, block_q8_0, vec_dot_min_q8_0<block_q4_K, unpack_q4_K>>()},
+        {GgmlType::Q5_K, by_rows<block_q5_K, block_q8_0, vec_dot_min_q8_0<block_q5_K, unpack_q5_K>>()},
     }),
     .vec_dot_f32 = vec_dot_f32,
     .rmsnorm = rmsnorm,

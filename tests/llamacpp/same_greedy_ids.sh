@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # same_greedy_ids.sh ARCH [TYPE]: r1pi and llama.cpp (node-llama-cpp's prebuilt library) pick the
-# same greedy tokens on ARCH's tiny preset with F32 weights (or TYPE matrices: q4_k, Q4_K_M's mix
-# with the Q6_K output, checks r1pi's K-quant files and kernels), r1pi-model's file read by both. A check of
-# the architecture's math (biases, head norms, RoPE over halves, a head size other than dim / heads)
+# same greedy tokens on ARCH's tiny preset with F32 weights (or TYPE matrices with a Q6_K output:
+# q4_k, Q4_K_M's mix, or q5_k: r1pi's K-quant files and kernels), r1pi-model's file read by both.
+# A check of the architecture's math (biases, head norms, RoPE over halves, a head size other than dim / heads)
 # and of the file's keys and shapes against the real llama.cpp, not against r1pi's reading of it.
 # Environment: R1PI, R1PI_MODEL (the binaries), NPM_DIR (npm_install.sh's folder), SCRATCH.
 set -euo pipefail
