@@ -5,11 +5,12 @@
 //   read_bw/threads:T                   the read bandwidth of this run (read_sum.h, 1 GiB)
 //   matvec/<backend>/<type>/RxC/threads:T   B = 1 (decode): weight GB/s and bw_frac, the fraction
 //                                       of this run's read bandwidth at the same thread count
-//   matmul/<backend>/q4_0/RxC/B:n/threads:T  the batch curve: GOP/s (2 ops per multiply-add)
+//   matmul/<backend>/<type>/RxC/B:n/threads:T  the batch curve: GOP/s (2 ops per multiply-add)
 //
 // Every weight matrix is replicated to fill >= 1 GiB and the iterations rotate through the copies,
 // so that B = 1 reads memory, not the last-level cache. Shapes are the 8B model's (4096 x 4096:
-// wq/wo; 14336 x 4096: w1/w3; 4096 x 14336: w2; 128256 x 4096 Q6_K: the output matrix).
+// wq/wo; 14336 x 4096: w1/w3; 4096 x 14336: w2; 128256 x 4096 Q6_K: the output matrix; Q4_K
+// and Q5_K as in a Q4_K_M file).
 // Extra flags: --backends=avx2,scalar (default: all but scalar) --quick (fewer shapes)
 //   --chunk=N the shortest pool task in rows (default: linear.cpp's matmul_min_chunk).
 #include <benchmark/benchmark.h>
@@ -100,10 +101,16 @@ const WeightSet& weights(GgmlType t, int64_t rows, int64_t cols) {
         const uint16_t d = r1pi::fp32_to_fp16(0.001f + float(next() % 1000) * 1e-5f);
         std::memcpy(row + b * sizeof(r1pi::block_q4_0), &d, 2);
       }
-    } else {
+    } else if (t == GgmlType::Q6_K) {
       for (int64_t b = 0; b < cols / 256; ++b) {
         auto* blk = reinterpret_cast<r1pi::block_q6_K*>(row) + b;
         blk->d = r1pi::fp32_to_fp16(0.0001f + float(next() % 1000) * 1e-7f);
+      }
+    } else {  // Q4_K, Q5_K: d and dmin lead the block
+      for (int64_t b = 0; b < cols / 256; ++b) {
+        const uint16_t d[2] = {r1pi::fp32_to_fp16(0.0001f + float(next() % 1000) * 1e-7f),
+                               r1pi::fp32_to_fp16(0.0001f + float(next() % 1000) * 1e-7f)};
+        std::memcpy(row + size_t(b) * rb / size_t(cols / 256), d, 4);
       }
     }
   }
@@ -231,12 +238,14 @@ int main(int argc, char** argv) {
     int64_t rows, cols;
   };
   std::vector<Shape> matvec = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096},
-                               {GgmlType::Q4_0, 4096, 14336}, {GgmlType::Q6_K, 128256, 4096}};
+                               {GgmlType::Q4_0, 4096, 14336}, {GgmlType::Q6_K, 128256, 4096},
+                               {GgmlType::Q4_K, 4096, 4096},  {GgmlType::Q4_K, 14336, 4096},
+                               {GgmlType::Q5_K, 4096, 4096}};
   if (quick) matvec = {{GgmlType::Q4_0, 14336, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : matvec)
       for (int t : thread_counts) {
-        const std::string name = std::string("matvec/") + k->name + (s.type == GgmlType::Q4_0 ? "/q4_0/" : "/q6_K/") +
+        const std::string name = std::string("matvec/") + k->name + "/" + std::string(r1pi::ggml_type_name(s.type)) + "/" +
                                  shape_name(s.rows, s.cols) + "/threads:" + std::to_string(t);
         benchmark::RegisterBenchmark(name.c_str(), BM_matmul, k, s.type, s.rows, s.cols, 1, t)
             ->UseRealTime()
@@ -245,13 +254,14 @@ int main(int argc, char** argv) {
       }
 
   const std::vector<int> batches = {1, 2, 4, 8, 9, 16, 64, 128};
-  std::vector<Shape> batched = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096}};
+  std::vector<Shape> batched = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096},
+                                {GgmlType::Q4_K, 4096, 4096}};
   if (quick) batched = {{GgmlType::Q4_0, 4096, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : batched)
       for (int t : thread_counts)
         for (int B : batches) {
-          const std::string name = std::string("matmul/") + k->name + "/q4_0/" + shape_name(s.rows, s.cols) +
+          const std::string name = std::string("matmul/") + k->name + "/" + std::string(r1pi::ggml_type_name(s.type)) + "/" + shape_name(s.rows, s.cols) +
                                    "/B:" + std::to_string(B) + "/threads:" + std::to_string(t);
           benchmark::RegisterBenchmark(name.c_str(), BM_matmul, k, s.type, s.rows, s.cols, B, t)
               ->UseRealTime()

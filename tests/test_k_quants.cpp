@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ggml/fp16.h"
+#include "ggml/q4_K_layout.h"
 #include "ggml/quantize.h"
 #include "kernel_inputs.h"
 #include "kernel_recipe.h"
@@ -103,6 +104,28 @@ void check_hand_packed(void (*dequantize)(const Block*, float*, int64_t), int le
       // Exact in float: d and dmin are powers of two, the codes 6 bits, q at most 5.
       ASSERT_EQ(y[e], d * float(kExtremeCodes.sc[j]) * float(q[e]) + d / 2 * float(kExtremeCodes.m[j]))
           << "d=" << d << " e=" << e;
+    }
+  }
+}
+
+// The all-at-once decoding of the codes (the x86 kernels') against this file's, byte by byte,
+// over random fields and every code at each place.
+TEST(KQuantCodes, AllAtOnceEqualsOneByOne) {
+  std::mt19937 rng(5);
+  for (int rep = 0; rep < 20000; ++rep) {
+    uint8_t s[12];
+    for (uint8_t& v : s) v = uint8_t(rng());
+    if (rep < 64 * 8) {  // code rep / 8 as scale and min of sub-block rep % 8, the rest random
+      Codes c = read_codes(s);
+      c.sc[rep % 8] = c.m[rep % 8] = rep / 8;
+      write_codes(c, s);
+    }
+    uint8_t out[16];
+    k4_scales_mins(s, out);
+    const Codes want = read_codes(s);
+    for (int j = 0; j < 8; ++j) {
+      ASSERT_EQ(out[j], want.sc[j]) << "rep " << rep << " j " << j;
+      ASSERT_EQ(out[8 + j], want.m[j]) << "rep " << rep << " j " << j;
     }
   }
 }
@@ -214,9 +237,10 @@ TEST(QuantizeQ5_K, RoundTripError) { check_round_trip<block_q5_K>(GgmlType::Q5_K
 
 // ---- the scalar dot product -------------------------------------------------------------------
 
-// The recipe for a type with a min term: per 32-element block (sub-block j of super-block b / 8)
-// lane k gets fma(d_w * d_x, sc_j * (sum of its four q * x.q)), then lane 0
-// fma(-(dmin * d_x), m_j * (sum of the block's x.q)); then reduce8.
+// The recipe for a type with a min term (kernels.h): per 32-element block (sub-block j of
+// super-block b / 8) lane k gets fma((d_w * d_x) * sc_j, sum of its four q * x.q); after the
+// super-block's eight blocks, lane j gets fma(-(dmin * d_x of block j), m_j * (sum of block j's
+// x.q)); then reduce8.
 template <class Block, class Quant>
 float recipe_min_dot(int64_t n, const Block* w, const block_q8_0* x, Quant quant) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -225,21 +249,24 @@ float recipe_min_dot(int64_t n, const Block* w, const block_q8_0* x, Quant quant
     const int j = int(b % 8);
     const Codes c = read_codes(wb.scales);
     const float dx = fp16_to_fp32(x[b].d);
-    int32_t xsum = 0;
     for (int k = 0; k < 8; ++k) {
       int32_t p = 0;
       for (int i = 4 * k; i < 4 * k + 4; ++i) p += quant(wb, 32 * j + i) * x[b].qs[i];
-      acc[k] = std::fma(fp16_to_fp32(wb.d) * dx, float(c.sc[j] * p), acc[k]);
+      acc[k] = std::fma((fp16_to_fp32(wb.d) * dx) * float(c.sc[j]), float(p), acc[k]);
     }
-    for (int i = 0; i < 32; ++i) xsum += x[b].qs[i];
-    acc[0] = std::fma(-(fp16_to_fp32(wb.dmin) * dx), float(c.m[j] * xsum), acc[0]);
+    if (j < 7) continue;
+    for (int64_t m = b - 7; m <= b; ++m) {
+      int32_t xsum = 0;
+      for (int i = 0; i < 32; ++i) xsum += x[m].qs[i];
+      acc[m % 8] = std::fma(-(fp16_to_fp32(wb.dmin) * fp16_to_fp32(x[m].d)), float(c.m[m % 8] * xsum), acc[m % 8]);
+    }
   }
   return recipe_reduce8(acc);
 }
 
 // The bound against the dequantised rows: each dequantised value (d * sc) * q - dmin * m carries
 // three roundings of its two terms' size, the kernel two (the scale products) plus the
-// accumulation, whose lane 0 takes two fmas per block.
+// accumulation, whose lanes take one fma per block and one per super-block.
 template <class Block, class Quant>
 double min_dot_bound(int64_t n, const Block* w, const block_q8_0* x, Quant quant) {
   double terms = 0.0;
@@ -251,7 +278,7 @@ double min_dot_bound(int64_t n, const Block* w, const block_q8_0* x, Quant quant
     terms += (std::fabs(double(fp16_to_fp32(wb.d)) * c.sc[j] * quant(wb, int(i % 256))) +
               std::fabs(double(fp16_to_fp32(wb.dmin)) * c.m[j])) * std::fabs(xv);
   }
-  return (gamma_k(2 * (n / 32) + 3) + 6 * kU) * terms;
+  return (gamma_k(n / 32 + n / 256 + 3) + 6 * kU) * terms;
 }
 
 template <class Block, class Quant>

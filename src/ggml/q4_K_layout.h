@@ -9,6 +9,7 @@
 // Shared by the dequantisers and the scalar dot products.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "ggml/quant_blocks.h"
 
@@ -23,6 +24,17 @@ inline ScaleMin k4_scale_min(const uint8_t* scales, int j) {
   if (j < 4) return {scales[j] & 63, scales[j + 4] & 63};
   return {(scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4),
           (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4)};
+}
+
+// All eight scales (out[0..7]) and mins (out[8..15]) at once, as k4_scale_min gives them, four
+// sub-blocks per 32-bit word (the x86 decode kernels take them once per super-block).
+inline void k4_scales_mins(const uint8_t* scales, uint8_t* out) {
+  uint32_t w[3];
+  std::memcpy(w, scales, 12);
+  const uint32_t low6 = 0x3F3F3F3Fu, low4 = 0x0F0F0F0Fu, top2 = 0x03030303u;
+  const uint32_t o[4] = {w[0] & low6, (w[2] & low4) | (((w[0] >> 6) & top2) << 4), w[1] & low6,
+                         ((w[2] >> 4) & low4) | (((w[1] >> 6) & top2) << 4)};
+  std::memcpy(out, o, 16);
 }
 
 // The block's 256 values q (0..15) in element order.

@@ -40,15 +40,17 @@
 // Where a type with a min term goes (Q4_K, Q5_K). ggml dequantises such a
 // weight as y = d * scale * q - dmin * min, with 6-bit scale and min per 32-element sub-block and q
 // unsigned, so a dot product splits into the q part and a min part that needs only the sum of the
-// activations per sub-block (ggml's Q8_K carries it as bsums). In r1pi's recipe, per 32-element
-// sub-block s (= one Q8_0 activation block) of a super-block:
-//   the q part is the recipe above with p_bj = scale_s * (sum over the lane's four elements of q * x.q)
-//     and d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d);
-//   the min part is m_s = min_s * (exact int32 sum of the block's 32 x.q), and once per block, after
-//     the eight lanes' fmas of that block, lane 0 takes acc[0] = fma(-(dmin * x.d), (float)m_s, acc[0])
-//     (dmin = fp16_to_fp32(w.dmin), x.d as float; the product dmin * x.d rounded once, the negation
-//     exact). The place is fixed so that every backend, whichever side it sums the activations on,
-//     gives the same bytes; |m_s| <= 63 * 32 * 127 keeps (float)m_s exact.
+// activations per sub-block (ggml's Q8_K carries it as bsums). In r1pi's recipe, per super-block
+// and its eight sub-blocks s (each one Q8_0 activation block):
+//   the q part, sub-block after sub-block, is the recipe above with p_bj = the exact int32 sum over
+//     the lane's four elements of q * x.q, and the scale in the block's factor:
+//     d_b = (fp16_to_fp32(w.d) * fp16_to_fp32(x.d)) * (float)scale_s   (two roundings, this order);
+//   then the min part, once per super-block after its q part: lane s (= the sub-block) takes
+//     acc[s] = fma(-(dmin * x_s.d), (float)(min_s * the exact sum of x_s's 32 quants), acc[s])
+//     (dmin = fp16_to_fp32(w.dmin), x_s.d as float; the product rounded once, the negation
+//     exact; |min_s * sum| <= 63 * 32 * 127 keeps the float exact).
+//   So each lane takes one fma per block plus one per super-block, eight at a time in vectors,
+//   and the backends need no per-block scalar work on the accumulators' chains.
 #pragma once
 #include <array>
 #include <cstddef>

@@ -163,7 +163,8 @@ constexpr Kernels avx512_kernels() {
       {GgmlType::Q4_0, {.vec_dot = quant_entries<Q4_0Pairs>().vec_dot, .matmul = matmul_q4_0_512}},
       {GgmlType::Q8_0, quant_entries<Q8_0Policy<Avx512>>()},
       {GgmlType::Q6_K, quant_entries<Q6_KPairs>()},
-      {GgmlType::Q4_K, quant_entries<Q4_KPolicy<Avx512>>()},
+      {GgmlType::Q4_K, min_term_entries<Q4_KPolicy<Avx512>>()},
+      {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<Avx512>>()},
   });
   k.weighted_sum_f32 = weighted_sum_f32_512;
   return k;

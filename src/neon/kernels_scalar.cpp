@@ -73,24 +73,26 @@ float vec_dot_q6_K_q8_0(int64_t n, const block_q6_K* w, const block_q8_0* x) {
 }
 
 // A super-block of a type with a min term (Q4_K, Q5_K; q holds its 256 unsigned values), against
-// its 8 Q8_0 blocks: per 32-element sub-block s the q part as eight lanes, p_j = scale_s * (the
-// lane's sum of q * x.q), then lane 0 takes the min part, -(dmin * x.d) * (min_s * sum of x.q).
+// its 8 Q8_0 blocks (kernels.h): per 32-element sub-block s the q part as eight lanes with the
+// scale in the block's factor, ((d * x.d) * scale_s) * (the lane's sum of q * x.q); then lane s
+// takes sub-block s's min part, -(dmin * x.d) * (min_s * sum of x.q).
 void accumulate_min_super_block(float* acc, uint16_t d, uint16_t dmin, const uint8_t* scales,
                                 const uint8_t* q, const block_q8_0* x) {
   const float dw = fp16_to_fp32(d), dminw = fp16_to_fp32(dmin);
   for (int s = 0; s < QK_K / QK8_0; ++s) {
     const block_q8_0& xb = x[s];
     const uint8_t* qs = q + QK8_0 * s;
-    const ScaleMin sm = k4_scale_min(scales, s);
-    const float dx = fp16_to_fp32(xb.d);
+    const float e = (dw * fp16_to_fp32(xb.d)) * float(k4_scale_min(scales, s).scale);
     for (int j = 0; j < 8; ++j) {
-      int32_t p = 0;
-      for (int i = 4 * j; i < 4 * j + 4; ++i) p += qs[i] * xb.qs[i];
-      acc[j] = std::fma(dw * dx, float(p * sm.scale), acc[j]);
+      int32_t t = 0;
+      for (int i = 4 * j; i < 4 * j + 4; ++i) t += qs[i] * xb.qs[i];
+      acc[j] = std::fma(e, float(t), acc[j]);
     }
+  }
+  for (int s = 0; s < QK_K / QK8_0; ++s) {
     int32_t xsum = 0;
-    for (int i = 0; i < QK8_0; ++i) xsum += xb.qs[i];
-    acc[0] = std::fma(-(dminw * dx), float(sm.min * xsum), acc[0]);
+    for (int i = 0; i < QK8_0; ++i) xsum += x[s].qs[i];
+    acc[s] = std::fma(-(dminw * fp16_to_fp32(x[s].d)), float(k4_scale_min(scales, s).min * xsum), acc[s]);
   }
 }
 

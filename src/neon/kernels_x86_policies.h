@@ -1,6 +1,6 @@
 // The weight types' policies for the x86 quantised products (kernels_x86_quant.h), one per
 // instruction set where the unpacking differs: Q4_0Avx2 / Q4_0Vnni, Q6_KAvx2 / Q6_KVnni, and
-// Q8_0 and Q4_K for all. Each is a template over the backend's Isa, which gives
+// Q8_0, Q4_K and Q5_K (the last two: kernels_x86_min_term.h) for all. Each is a template over the backend's Isa, which gives
 //   dot4_add(acc, u, s): acc + the sums of four u8 x s8 products per int32 lane (without VNNI,
 //     maddubs forms pair sums in int16, saturating: callers keep them in range, and madd adds the
 //     pairs; vpdpbusd sums in int32), and
@@ -14,6 +14,7 @@
 // lanes* return bits(1.5 * 2^23 + p_j) in each lane.
 #pragma once
 
+#include "neon/kernels_x86_min_term.h"
 #include "neon/kernels_x86_quant.h"
 
 namespace r1pi {
@@ -109,27 +110,10 @@ struct Q4_0Vnni : Q4_0Base<I> {
   }
 };
 
-// A policy whose weights need no offset (Q8_0, Q4_K): both paths unpack the same (WN = W1), the
-// lanes carry bits(magic) + p_j, and the float needs no further scaling.
-template <class P>
-struct OneWayPolicy {
-  static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
-  template <class W>
-  static R1PI_INLINE __m256 scaled(__m256 f, const W&) { return f; }
-  template <int k>
-  static R1PI_INLINE auto unpackN(const uint8_t* row, int64_t b, const float* lut) {
-    return P::template unpack1<k>(row, b, lut);
-  }
-  template <class W>
-  static R1PI_INLINE __m256i lanesN(const W& w, const int8_t* xq) {
-    return P::lanes1(w, _mm256_load_si256(reinterpret_cast<const __m256i*>(xq)), __m256i());
-  }
-};
-
 // Q8_0 weights are signed both ways: |w| <= 128 and |x| <= 127 (Q8_0 activations) keep the pair
 // sums of |w| * (x * sign(w)) within int16.
 template <class I>
-struct Q8_0Policy : OneWayPolicy<Q8_0Policy<I>> {
+struct Q8_0Policy {
   using Isa = I;
   static constexpr int kGroup = 1;
   static constexpr int64_t kBlockBytes = sizeof(block_q8_0);
@@ -148,8 +132,17 @@ struct Q8_0Policy : OneWayPolicy<Q8_0Policy<I>> {
     const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
     return {_mm256_abs_epi8(w), w, _mm256_broadcast_ss(lut + load_u16(blk))};
   }
+  static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
   static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i) {
     return Isa::dot4_add(_mm256_set1_epi32(kMagicBits), w.aw, _mm256_sign_epi8(x, w.w));
+  }
+  static R1PI_INLINE __m256 scaled(__m256 f, const W1&) { return f; }
+  template <int k>
+  static R1PI_INLINE WN unpackN(const uint8_t* row, int64_t b, const float* lut) {
+    return unpack1<k>(row, b, lut);
+  }
+  static R1PI_INLINE __m256i lanesN(const WN& w, const int8_t* xq) {
+    return lanes1(w, _mm256_load_si256(reinterpret_cast<const __m256i*>(xq)), __m256i());
   }
 };
 
@@ -271,48 +264,34 @@ struct Q6_KVnni : Q6_KBase<I> {
   static R1PI_INLINE __m256 scaled(__m256 t, const W1& w) { return _mm256_mul_ps(t, w.sf); }
 };
 
-// Q4_K: block k (0..7) of a super-block is its sub-block k, the low (k even) or high (k odd)
-// nibbles of qs[32 (k / 2) ..], with 6-bit scale and min codes (q4_K_layout.h). q is unsigned and
-// x signed, so maddubs takes both as they are on either path (no offsets): |q0 x0 + q1 x1| <= 3810
-// fits int16, and madd by the scale gives p_j = sc * (sum of the lane's four q x), |p_j| <= 480060.
-// min_term: after the block's fma, lane 0 takes fma(-(dmin * dx), m * (sum of the block's x.q),
-// acc) (kernels.h), blended in so that the other lanes keep their bits.
+// Q4_K (matmul_min, kernels_x86_min_term.h): block k (0..7) of a super-block is its sub-block k,
+// the low (k even) or high (k odd) nibbles of qs[32 (k / 2) ..] (q4_K_layout.h).
+template <int k>
+R1PI_INLINE __m256i k4_nibbles(const uint8_t* qs) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (k / 2)));
+  return _mm256_and_si256(k % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
+}
+
 template <class I>
-struct Q4_KPolicy : OneWayPolicy<Q4_KPolicy<I>> {
+struct Q4_KPolicy {
   using Isa = I;
-  static constexpr int kGroup = 8;
-  static constexpr int64_t kBlockBytes = sizeof(block_q4_K) / 8;
-  static constexpr int kRowsSingle = 2;
-  static constexpr Corr kCorr = Corr::None;
-  static constexpr bool kUnsignedX = false;
-  static constexpr bool kMinTerm = true;
-  struct W1 {
-    __m256i q;   // 0..15
-    __m256i s;   // the scale code, int16
-    __m256 dw;
-    __m256 dmin;
-    __m256 m;    // the min code, float
-  };
-  using WN = W1;
+  using Block = block_q4_K;
   template <int k>
-  static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
-    const block_q4_K* sb = reinterpret_cast<const block_q4_K*>(row) + b / 8;
-    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->qs + 32 * (k / 2)));
-    const __m256i q = _mm256_and_si256(k % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
-    // Block k's scale and min codes (k a constant, so two or three byte loads and a few shifts).
-    const uint8_t* c = sb->scales;
-    const int sc = k < 4 ? c[k] & 63 : (c[(k + 4) % 12] & 0xF) | ((c[(k + 8) % 12] >> 6) << 4);
-    const int m = k < 4 ? c[k + 4] & 63 : (c[(k + 4) % 12] >> 4) | ((c[k % 12] >> 6) << 4);
-    return {q, _mm256_set1_epi16(int16_t(sc)), _mm256_broadcast_ss(lut + sb->d),
-            _mm256_broadcast_ss(lut + sb->dmin), _mm256_set1_ps(float(m))};
-  }
-  static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i) {
-    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(w.q, x), w.s), _mm256_set1_epi32(kMagicBits));
-  }
-  // -(dmin * dx) rounded once (fnmadd negates the product exactly); m * xs is exact.
-  static R1PI_INLINE __m256 min_term(__m256 acc, const W1& w, __m256 dx, __m256 xs) {
-    const __m256 t = _mm256_fnmadd_ps(_mm256_mul_ps(w.dmin, dx), _mm256_mul_ps(w.m, xs), acc);
-    return _mm256_blend_ps(acc, t, 0x01);
+  static R1PI_INLINE __m256i quants(const block_q4_K* sb) { return k4_nibbles<k>(sb->qs); }
+};
+
+// Q5_K (matmul_min): Q4_K's nibbles with a fifth bit, bit k of qh[l] for element l of sub-block k
+// (q4_K_layout.h), moved to bit 4 of each byte (16-bit shifts: the mask drops what crosses bytes).
+template <class I>
+struct Q5_KPolicy {
+  using Isa = I;
+  using Block = block_q5_K;
+  template <int k>
+  static R1PI_INLINE __m256i quants(const block_q5_K* sb) {
+    const __m256i lo = k4_nibbles<k>(sb->qs);
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->qh));
+    const __m256i at4 = k <= 4 ? _mm256_slli_epi16(qh, 4 - k) : _mm256_srli_epi16(qh, k - 4);
+    return _mm256_or_si256(lo, _mm256_and_si256(at4, _mm256_set1_epi8(0x10)));
   }
 };
 

@@ -64,27 +64,12 @@ constexpr float kMagic = 12582912.0f;
 //     at slot ((t / 8) * nb + b) * 8 + t % 8, so that a tile's blocks follow each other in memory:
 //     xq the 32 quants, 32-byte aligned (Q4_0 and Q6_K: x + 128 as unsigned bytes, the weights
 //     then enter signed and carry the offset correction); dx the scale as float.
-// Types with a min term (Q4_K, Q5_K: P::kMinTerm) also get xs, each slot's sum of the 32 quants as
-// float (exact), for the recipe's min term (P::min_term).
 struct Prepared {
   int64_t nb;
   const int8_t* xq;
   const uint8_t* corr;
   const float* dx;
-  const float* xs;
 };
-
-template <class P>
-constexpr bool kMinTerm = requires { P::kMinTerm; };
-
-// The sum of a block's 32 signed quants.
-inline float quant_sum(__m256i x) {
-  const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), x), _mm256_set1_epi16(1));
-  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
-  return float(_mm_cvtsi128_si32(h));
-}
 
 // Where block b of token t sits in the layout for more tokens (above).
 inline size_t tile_slot(int64_t nb, int64_t b, int t) { return (size_t(t / 8) * nb + b) * 8 + t % 8; }
@@ -108,16 +93,13 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
   if (a.B <= kFewTokens<P>) {
     const int Bp = a.B;
     const size_t slots = size_t(nb) * size_t(Bp);
-    uint8_t* base = static_cast<uint8_t*>(tl_prep.get(slots * (32 + 8) + 64));
+    uint8_t* base = static_cast<uint8_t*>(tl_prep.get(slots * (32 + 4) + 64));
     uint8_t* corr = base;
     float* dx = reinterpret_cast<float*>(base + slots * 32);
-    float* xs = dx + slots;
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* blk = a.x + b * int64_t(sizeof(block_q8_0));
       for (int t = 0; t < a.B; ++t, blk += a.x_row_bytes) {
         const size_t slot = size_t(b) * Bp + t;
-        if constexpr (kMinTerm<P>)
-          xs[slot] = quant_sum(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2)));
         if constexpr (P::kCorr != Corr::None) {
           const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
           const __m256i pairs = _mm256_maddubs_epi16(ones8, x);
@@ -132,14 +114,13 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
         dx[slot] = lut[load_u16(blk)];
       }
     }
-    return {nb, nullptr, corr, dx, xs};
+    return {nb, nullptr, corr, dx};
   }
   const int Bp = (a.B + 7) & ~7;
   const size_t slots = size_t(nb) * size_t(Bp);
-  uint8_t* base = static_cast<uint8_t*>(tl_prep.get(slots * (32 + 8) + 64));
+  uint8_t* base = static_cast<uint8_t*>(tl_prep.get(slots * (32 + 4) + 64));
   int8_t* xq = reinterpret_cast<int8_t*>(base);
   float* dx = reinterpret_cast<float*>(base + slots * 32);
-  float* xs = dx + slots;
   const __m256i flip = _mm256_set1_epi8(P::kUnsignedX ? int8_t(0x80) : 0);
   // Block by block, all tokens: each token row's current cache line serves about two blocks.
   for (int64_t b = 0; b < nb; ++b) {
@@ -149,19 +130,18 @@ Prepared prepare(const MatmulArgs& a, int64_t nb) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
       _mm256_store_si256(reinterpret_cast<__m256i*>(xq + slot * 32), _mm256_xor_si256(x, flip));
       dx[slot] = lut[load_u16(blk)];
-      if constexpr (kMinTerm<P>) xs[slot] = quant_sum(x);
     }
     // Padding tokens: scale 0 (their products are computed and dropped).
-    for (int t = a.B; t < Bp; ++t) dx[tile_slot(nb, b, t)] = xs[tile_slot(nb, b, t)] = 0.0f;
+    for (int t = a.B; t < Bp; ++t) dx[tile_slot(nb, b, t)] = 0.0f;
   }
-  return {nb, xq, nullptr, dx, xs};
+  return {nb, xq, nullptr, dx};
 }
 
 // Token t's activation block bk in decode (B = T <= kFewTokens<P>): its quants, the offsets that
 // prepare() made for it (zero where the policy needs none) and its scale.
 struct TokenBlock {
   __m256i q, corr;
-  float d, xs;
+  float d;
 };
 template <class P, int T>
 R1PI_INLINE TokenBlock token_block(const MatmulArgs& a, const Prepared& pp, int64_t bk, int t) {
@@ -170,7 +150,7 @@ R1PI_INLINE TokenBlock token_block(const MatmulArgs& a, const Prepared& pp, int6
               a.x + size_t(t) * a.x_row_bytes + bk * int64_t(sizeof(block_q8_0)) + 2)),
           P::kCorr != Corr::None ? _mm256_load_si256(reinterpret_cast<const __m256i*>(pp.corr + slot * 32))
                                  : _mm256_setzero_si256(),
-          pp.dx[slot], kMinTerm<P> ? pp.xs[slot] : 0.0f};
+          pp.dx[slot]};
 }
 
 // Calls block.operator()<k, prefetch>(b) for the blocks b + k of a row in order (k: the block
@@ -215,14 +195,13 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
   auto block = [&]<int k, bool kPrefetch>(int64_t b) {
     const int64_t bk = b + k;
     __m256i xv[T], corr[T];
-    __m256 dxb[T], xsb[T];
+    __m256 dxb[T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const TokenBlock x = token_block<P, T>(a, pp, bk, t);
       xv[t] = x.q;
       corr[t] = x.corr;
       dxb[t] = _mm256_set1_ps(x.d);
-      xsb[t] = _mm256_set1_ps(x.xs);
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -235,7 +214,6 @@ R1PI_INLINE void few_tile(const uint8_t* const* rows, const MatmulArgs& a, const
         const __m256 f =
             P::scaled(_mm256_sub_ps(_mm256_castsi256_ps(P::lanes1(w, xv[t], corr[t])), magic), w);
         acc[r][t] = _mm256_fmadd_ps(d, f, acc[r][t]);
-        if constexpr (kMinTerm<P>) acc[r][t] = P::min_term(acc[r][t], w, dxb[t], xsb[t]);
       }
     }
   };
@@ -309,8 +287,6 @@ R1PI_INLINE void multi_tile(const uint8_t* const* rows, const Prepared& pp, int 
           const __m256 f = _mm256_sub_ps(_mm256_castsi256_ps(P::lanesN(w, xq + 32 * t)), magic);
           const __m256 d = _mm256_shuffle_ps(t < 4 ? dlo : dhi, t < 4 ? dlo : dhi, (t % 4) * 0x55);
           acc[r][t] = _mm256_fmadd_ps(d, f, acc[r][t]);
-          if constexpr (kMinTerm<P>)
-            acc[r][t] = P::min_term(acc[r][t], w, _mm256_set1_ps(pp.dx[slot + t]), _mm256_set1_ps(pp.xs[slot + t]));
         });
       }
     });
