@@ -3,6 +3,8 @@
 // input with a clear message and exit status 1.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <sys/stat.h>
 
 #include <cstring>
@@ -40,10 +42,16 @@ struct GreedyRun {
 };
 
 // Q4_K_M's mix: Q4_K matrices, Q6_K output.
-const LoadedModel& tiny_q4_k() {
-  static const LoadedModel model = load_model(test::make_model_file(
-      "generation-q4k", {.preset = "tiny", .seed = 7, .matrix_type = GgmlType::Q4_K}));
-  return model;
+// The tiny preset as llama-quantize's mixes lay it out: Q4_K or Q5_K, and Q6_K in layers 2 and 3's
+// attn_v and ffn_down and the output.
+const LoadedModel& tiny_mix(const char* mix) {
+  static std::map<std::string, LoadedModel> models;
+  auto it = models.find(mix);
+  if (it == models.end())
+    it = models.emplace(mix, load_model(test::make_model_file(std::string("generation-") + mix,
+                                                              {.preset = "tiny", .seed = 7, .mix = quant_mix_named(mix)})))
+             .first;
+  return it->second;
 }
 
 GreedyRun greedy_run_on(const LoadedModel& m, int threads, int batch_size, int n_predict = 24,
@@ -89,12 +97,15 @@ TEST(Generation, KvCacheTypesShaIndependentOfThreadsAndBatch) {
   }
 }
 
-// The same on Q4_K weights (the scalar kernel or a backend's own, through for_type).
-TEST(Generation, Q4_KShaIndependentOfThreadsAndBatch) {
-  const GreedyRun one = greedy_run_on(tiny_q4_k(), 1, 1);
-  EXPECT_EQ(one.ids.size(), 24u);
-  for (auto [threads, batch] : {std::pair{1, 5}, {2, 1}, {2, 64}, {3, 2}})
-    EXPECT_EQ(greedy_run_on(tiny_q4_k(), threads, batch).sha, one.sha) << "threads " << threads << " batch " << batch;
+// The same on K-quant mixes (the scalar kernels or a backend's own, through for_type).
+TEST(Generation, KQuantMixShaIndependentOfThreadsAndBatch) {
+  for (const char* mix : {"q4_k_m", "q5_k_m"}) {
+    const GreedyRun one = greedy_run_on(tiny_mix(mix), 1, 1);
+    EXPECT_EQ(one.ids.size(), 24u);
+    for (auto [threads, batch] : {std::pair{1, 5}, {2, 1}, {2, 64}, {3, 2}})
+      EXPECT_EQ(greedy_run_on(tiny_mix(mix), threads, batch).sha, one.sha)
+          << mix << " threads " << threads << " batch " << batch;
+  }
 }
 
 TEST(Generation, RepeatedRunsAgree) {

@@ -100,6 +100,32 @@ TEST(MakeModel, TinyHasTheShapeTypesAndRopeFactors) {
   EXPECT_LT(norm_std, 0.1);
 }
 
+// llama-quantize's Q4_K_M and Q5_K_M: Q6_K for output.weight and for attn_v and ffn_down in the
+// layers use_more_bits picks (of 8: the first, the last, and 3 and 6), the base type elsewhere.
+TEST(MakeModel, KQuantMixesFollowLlamaQuantize) {
+  for (const char* name : {"q4_k_m", "Q5_K_M"}) {
+    MakeOptions o = quiet();
+    o.n_layers = 8;
+    o.mix = quant_mix_named(name);
+    ASSERT_NE(o.mix, nullptr) << name;
+    const std::string path = scratch_dir("make_mix") + "/" + std::string(o.mix->name) + ".gguf";
+    make_model(o, path);
+    const GgufFile f = GgufFile::open(path);
+    EXPECT_EQ(f.get_u32("general.file_type"), o.mix->file_type);
+    EXPECT_EQ(f.find_tensor("output.weight")->type, GgmlType::Q6_K);
+    EXPECT_EQ(f.find_tensor("token_embd.weight")->type, o.mix->base);
+    for (uint32_t layer = 0; layer < 8; ++layer) {
+      const bool more = layer == 0 || layer == 3 || layer == 6 || layer == 7;
+      const std::string blk = "blk." + std::to_string(layer) + ".";
+      for (const char* t : {"attn_v", "ffn_down"})
+        EXPECT_EQ(f.find_tensor(blk + t + ".weight")->type, more ? GgmlType::Q6_K : o.mix->base) << blk << t;
+      for (const char* t : {"attn_q", "attn_k", "attn_output", "ffn_gate", "ffn_up"})
+        EXPECT_EQ(f.find_tensor(blk + t + ".weight")->type, o.mix->base) << blk << t;
+    }
+  }
+  EXPECT_EQ(quant_mix_named("q4_k_x"), nullptr);
+}
+
 // Every architecture of the registry, through its "tiny" preset: the maker writes its rows, the
 // loader reads each back as it was made, every tensor of its table is there, and a forward pass
 // gives finite logits, the same in one batch as token by token and on every backend as on the

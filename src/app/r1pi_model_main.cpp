@@ -52,8 +52,12 @@ int main(int argc, char** argv) {
   add_shape_options(make_cmd, make);
   add_size_option(make_cmd, "--ctx", make.n_ctx, "training context length (metadata)");
   make_cmd->add_option("--seed", make.seed, "weights are a function of the seed")->capture_default_str();
-  make_cmd->add_option("--type", matrix_type, "type of the other matrices")
-      ->check(CLI::IsMember(r1pi::ggml_matrix_type_names(), CLI::ignore_case))
+  std::vector<std::string> type_or_mix = r1pi::ggml_matrix_type_names();
+  for (const std::string& m : r1pi::quant_mix_names()) type_or_mix.push_back(m);
+  make_cmd->add_option("--type", matrix_type,
+                       "type of the other matrices, or a mix as llama-quantize's (q4_k_m, q5_k_m: it "
+                       "decides output.weight's type too)")
+      ->check(CLI::IsMember(type_or_mix, CLI::ignore_case))
       ->capture_default_str();
   make_cmd->add_option("--output-type", output_type, "output.weight type")
       ->check(CLI::IsMember(r1pi::ggml_matrix_type_names(), CLI::ignore_case))
@@ -115,7 +119,8 @@ int main(int argc, char** argv) {
   try {
     if (*make_cmd) {
       make.progress = !no_progress;
-      make.matrix_type = *r1pi::ggml_matrix_type_named(matrix_type);
+      make.mix = r1pi::quant_mix_named(matrix_type);
+      if (!make.mix) make.matrix_type = *r1pi::ggml_matrix_type_named(matrix_type);
       make.output_type = *r1pi::ggml_matrix_type_named(output_type);
       r1pi::make_model(make, make_out);
       report_written(make_out);

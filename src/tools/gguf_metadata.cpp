@@ -8,11 +8,11 @@
 
 namespace r1pi {
 
-void add_model_metadata(GgufWriter& w, const ModelConfig& c, GgmlType matrix_type) {
+void add_model_metadata(GgufWriter& w, const ModelConfig& c, uint32_t file_type) {
   const Architecture& arch = *c.arch;
   w.add("general.architecture", GgufValue::string(std::string(arch.name)));
   w.add("general.name", GgufValue::string(c.name));
-  w.add("general.file_type", GgufValue::u32(ggml_traits(matrix_type).file_type));
+  w.add("general.file_type", GgufValue::u32(file_type));
   w.add("general.quantization_version", GgufValue::u32(2));  // ggml's GGML_QNT_VERSION
   w.add(arch.key("vocab_size"), GgufValue::u32(c.n_vocab));
   for (const HyperParam& p : arch.params) {

@@ -136,7 +136,7 @@ void inflate_model(const std::string& small_path, const MakeOptions& o, const st
   const uint64_t pad_source = vocab.unk_id >= 0 ? uint64_t(vocab.unk_id) : 0;
 
   GgufWriter w;
-  add_model_metadata(w, b, o.matrix_type);
+  add_model_metadata(w, b, ggml_traits(o.matrix_type).file_type);
   add_vocab_metadata(w, vocab);
   if (!vocab.add_space_prefix) w.add("tokenizer.ggml.add_space_prefix", GgufValue::boolean(false));
   const ModelConfig& big = b;

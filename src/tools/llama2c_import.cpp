@@ -146,7 +146,7 @@ void import_llama2c(const std::string& checkpoint_path, const std::string& out_p
   vocab.validate(tokenizer_bin.empty() ? path : tokenizer_bin);
 
   GgufWriter w;
-  add_model_metadata(w, shape, GgmlType::F32);
+  add_model_metadata(w, shape, ggml_traits(GgmlType::F32).file_type);
   add_vocab_metadata(w, vocab);
   for (const Segment& s : layout) {
     if (!s.name.empty()) w.add_tensor(s.name, s.ne, GgmlType::F32);

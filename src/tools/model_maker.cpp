@@ -71,7 +71,9 @@ std::vector<RandomTensor> plan_tensors(const ModelConfig& c, const MakeOptions& 
     if (spec.split.unit == Unit::None) sigma = 1.0;               // the embedding
     else if (output) sigma = 3.0 * in_dim;                        // logits
     else if (spec.split.axis == Axis::Cols) sigma = residual / std::sqrt(fan_in);
-    t.push_back({ti.name, ne, output ? o.output_type : o.matrix_type, 0.0f, uniform_amplitude(sigma)});
+    const GgmlType type = o.mix ? mix_tensor_type(*o.mix, ti.name, ti.layer, c.n_layers, output)
+                                : output ? o.output_type : o.matrix_type;
+    t.push_back({ti.name, ne, type, 0.0f, uniform_amplitude(sigma)});
   }
   return t;
 }
@@ -133,7 +135,7 @@ void make_model(const MakeOptions& o, const std::string& out_path) {
   vocab.validate("vocabulary for " + out_path);
 
   GgufWriter w;
-  add_model_metadata(w, shape, o.matrix_type);
+  add_model_metadata(w, shape, o.mix ? o.mix->file_type : ggml_traits(o.matrix_type).file_type);
   add_vocab_metadata(w, vocab);
 
   // rope_freqs.weight first, as llama.cpp's converter yields it before the model's tensors.

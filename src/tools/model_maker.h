@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ggml/ggml_type.h"
+#include "tools/quant_mix.h"
 
 namespace r1pi {
 
@@ -16,6 +17,7 @@ struct MakeOptions {
   uint64_t seed = 1;
   GgmlType matrix_type = GgmlType::Q4_0;   // attention/FFN/embedding matrices
   GgmlType output_type = GgmlType::Q6_K;   // output.weight: Q6_K (as llama.cpp's Q4_0 files) or Q4_0
+  const QuantMix* mix = nullptr;           // a mix (quant_mix.h) instead of the two types above
   bool tied_output = false;                // omit output.weight (also when the preset's model ties it)
   std::string tokenizer_json{};            // HF tokenizer.json; empty: built-in byte vocabulary
   bool deepseek_specials = false;          // name specials as DeepSeek-R1-Distill does

@@ -1,0 +1,47 @@
+#include "tools/quant_mix.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace r1pi {
+namespace {
+
+constexpr std::array kMixes = {
+    QuantMix{"q4_k_m", GgmlType::Q4_K, GgmlType::Q6_K, 15},
+    QuantMix{"q5_k_m", GgmlType::Q5_K, GgmlType::Q6_K, 17},
+};
+
+// llama-quant.cpp's use_more_bits: the first and last eighth of the layers and every third between.
+bool use_more_bits(uint32_t i, uint32_t n) {
+  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+}  // namespace
+
+const QuantMix* quant_mix_named(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  for (const QuantMix& m : kMixes)
+    if (m.name == lower) return &m;
+  return nullptr;
+}
+
+std::vector<std::string> quant_mix_names() {
+  std::vector<std::string> names;
+  for (const QuantMix& m : kMixes) names.emplace_back(m.name);
+  return names;
+}
+
+GgmlType mix_tensor_type(const QuantMix& mix, std::string_view name, uint32_t layer, uint32_t n_layers,
+                         bool output) {
+  if (output) return mix.more_bits;
+  const bool sensitive = ends_with(name, ".attn_v.weight") || ends_with(name, ".ffn_down.weight");
+  return sensitive && use_more_bits(layer, n_layers) ? mix.more_bits : mix.base;
+}
+
+}  // namespace r1pi
