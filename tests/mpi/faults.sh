@@ -90,8 +90,9 @@ slow_job() {
   : >"$log"  # now, not in the background child: the wait below must not read the last job's log
   local what
   case $phase in
-    # -b 1: about 1800 single-token forwards over the long prompt, each with a sync: many seconds.
-    prefill) what=(-f "$R1PI_MPI_MODELS/prompt-long.txt" -b 1 -n 8 -c 2048) ;;
+    # -b 1: about 7000 single-token forwards over the long prompt, each with a sync: many seconds
+    # (1800 once ended within the second waited below).
+    prefill) what=(-f "$R1PI_MPI_MODELS/prompt-long.txt" -b 1 -n 8 -c 8192) ;;
     # A two-token prompt: decoding starts at once and goes on for 8000 tokens (19 s on 2 ranks
     # here; 2000 once ended within the second waited below on a fast host).
     decode) what=(-p hi -n 8000 -c 8192) ;;

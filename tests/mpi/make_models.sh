@@ -10,7 +10,7 @@
 #   qwen2.gguf       qwen2's tiny preset (q/k/v biases, RoPE over halves), seed 7
 #   qwen3.gguf       qwen3's tiny preset (per-head q/k norm, head size 64 = 2 x dim / heads), seed 7
 #   slow.gguf        dim 512, 8 layers, 8/4 heads, FFN 1536, vocab 2048: still busy after seconds
-#   prompt-long.txt  1800 bytes of prompt (about 1800 tokens with the byte vocabulary)
+#   prompt-long.txt  7000 bytes of prompt (about 7000 tokens with the byte vocabulary)
 set -euo pipefail
 out=${1:?usage: make_models.sh OUT_DIR}
 : "${R1PI_BIN_DIR:?set R1PI_BIN_DIR to the build folder}"
@@ -26,6 +26,6 @@ uneven=(--preset tiny --seed 11 --dim 384 --layers 3 --heads 12 --kv-heads 6 --f
 "$mk" make --no-progress --preset tiny --seed 5 --dim 512 --layers 8 --heads 8 --kv-heads 4 \
   --ffn 1536 --vocab 2048 -o "$out/slow.gguf"
 text=""
-while [ ${#text} -lt 1800 ]; do text+="The quick brown fox jumps over the lazy dog again. "; done
-printf '%s' "${text:0:1800}" >"$out/prompt-long.txt"
+while [ ${#text} -lt 7000 ]; do text+="The quick brown fox jumps over the lazy dog again. "; done
+printf '%s' "${text:0:7000}" >"$out/prompt-long.txt"
 echo "PASS: mpi_models: models in $out"
