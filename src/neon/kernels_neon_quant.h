@@ -7,6 +7,7 @@
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
 
+#include "ggml/q4_K_layout.h"
 #include "ggml/quant_blocks.h"
 #include "neon/kernels_neon_shared.h"
 
@@ -163,6 +164,89 @@ inline void q6_K_tile(int64_t nsb, const block_q6_K* const* w, const block_q8_0*
     for (int t = 0; t < T; ++t) out[r][t] = reduce8(acc[r][t][0], acc[r][t][1]);
 }
 
+// Q4_K and Q5_K (kernels.h's recipe for a type with a min term). Each super-block's 256 values
+// (unsigned, 0..31: the signed products are the same) are unpacked in element order; block k is
+// sub-block k, its factor (d * x.d) * scale_k, its lane sums one Dot per 16 bytes. After the eight
+// blocks, lane s (acc[.][.][0] lanes 0..3: sub-blocks 0..3, [1]: 4..7) takes
+// vfmsq(acc, dmin * x_s.d, min_s * (sum of x_s's quants)): acc - a * b in one rounding, the
+// recipe's fma(-(dmin * x_s.d), ..., acc).
+inline void unpack_q4_K_neon(const block_q4_K& b, int8_t* q) {
+  for (int c = 0; c < 4; ++c)
+    for (int h = 0; h < 2; ++h) {
+      const uint8x16_t v = vld1q_u8(b.qs + 32 * c + 16 * h);
+      vst1q_s8(q + 64 * c + 16 * h, vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F))));
+      vst1q_s8(q + 64 * c + 32 + 16 * h, vreinterpretq_s8_u8(vshrq_n_u8(v, 4)));
+    }
+}
+
+// Q5_K: bit 2c (low nibble's element) or 2c + 1 (high nibble's) of qh[l] adds 16 (q4_K_layout.h).
+inline void unpack_q5_K_neon(const block_q5_K& b, int8_t* q) {
+  const uint8x16_t one = vdupq_n_u8(1);
+  for (int c = 0; c < 4; ++c)
+    for (int h = 0; h < 2; ++h) {
+      const uint8x16_t v = vld1q_u8(b.qs + 32 * c + 16 * h);
+      const uint8x16_t qh = vld1q_u8(b.qh + 16 * h);
+      const uint8x16_t lo_bit = vandq_u8(vshlq_u8(qh, vdupq_n_s8(int8_t(-2 * c))), one);
+      const uint8x16_t hi_bit = vandq_u8(vshlq_u8(qh, vdupq_n_s8(int8_t(-2 * c - 1))), one);
+      vst1q_s8(q + 64 * c + 16 * h,
+               vreinterpretq_s8_u8(vorrq_u8(vandq_u8(v, vdupq_n_u8(0x0F)), vshlq_n_u8(lo_bit, 4))));
+      vst1q_s8(q + 64 * c + 32 + 16 * h, vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(v, 4), vshlq_n_u8(hi_bit, 4))));
+    }
+}
+
+template <class Dot, class Block, void (*Unpack)(const Block&, int8_t*), int R, int T>
+inline void min_term_tile(int64_t nsb, const Block* const* w, const block_q8_0* const* x, float (*out)[T]) {
+  float32x4_t acc[R][T][2];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t][0] = acc[r][t][1] = vdupq_n_f32(0.0f);
+  alignas(16) int8_t q[R][QK_K];
+  alignas(16) uint8_t codes[R][16];
+  for (int64_t sb = 0; sb < nsb; ++sb) {
+    float dw[R], dmin[R];
+    for (int r = 0; r < R; ++r) {
+      Unpack(w[r][sb], q[r]);
+      k4_scales_mins(w[r][sb].scales, codes[r]);
+      dw[r] = h2f(w[r][sb].d);
+      dmin[r] = h2f(w[r][sb].dmin);
+    }
+    alignas(16) float xd[T][8], xs[T][8];
+    for (int k = 0; k < QK_K / QK8_0; ++k) {
+      int8x16_t xq[T][2];
+      for (int t = 0; t < T; ++t) {
+        const block_q8_0& xb = x[t][sb * (QK_K / QK8_0) + k];
+        xq[t][0] = vld1q_s8(xb.qs);
+        xq[t][1] = vld1q_s8(xb.qs + 16);
+        xd[t][k] = h2f(xb.d);
+        xs[t][k] = float(int32_t(vaddlvq_s8(xq[t][0])) + int32_t(vaddlvq_s8(xq[t][1])));
+      }
+      for (int r = 0; r < R; ++r) {
+        const int8x16_t w0 = vld1q_s8(q[r] + QK8_0 * k);
+        const int8x16_t w1 = vld1q_s8(q[r] + QK8_0 * k + 16);
+        const float scale = float(codes[r][k]);
+        for (int t = 0; t < T; ++t) {
+          const float e = (dw[r] * xd[t][k]) * scale;
+          acc[r][t][0] = vfmaq_n_f32(acc[r][t][0], vcvtq_f32_s32(Dot::dot(w0, xq[t][0])), e);
+          acc[r][t][1] = vfmaq_n_f32(acc[r][t][1], vcvtq_f32_s32(Dot::dot(w1, xq[t][1])), e);
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const uint8x8_t m8 = vld1_u8(codes[r] + 8);
+      const uint16x8_t m16 = vmovl_u8(m8);
+      const float32x4_t mins[2] = {vcvtq_f32_u32(vmovl_u16(vget_low_u16(m16))),
+                                   vcvtq_f32_u32(vmovl_u16(vget_high_u16(m16)))};
+      for (int t = 0; t < T; ++t)
+        for (int h = 0; h < 2; ++h) {
+          const float32x4_t a = vmulq_n_f32(vld1q_f32(xd[t] + 4 * h), dmin[r]);
+          const float32x4_t b = vmulq_f32(mins[h], vld1q_f32(xs[t] + 4 * h));
+          acc[r][t][h] = vfmsq_f32(acc[r][t][h], a, b);
+        }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) out[r][t] = reduce8(acc[r][t][0], acc[r][t][1]);
+}
+
 // ---- the Ops of the tiling (kernels_neon_shared.h) ------------------------------------------
 
 template <class Dot, class WT>
@@ -182,6 +266,16 @@ struct Q6KOps {
   template <int R, int T>
   static void run(int64_t n, const W* const* w, const X* const* x, float (*out)[T]) {
     q6_K_tile<Dot, R, T>(n / QK_K, w, x, out);
+  }
+};
+
+template <class Dot, class Block, void (*Unpack)(const Block&, int8_t*)>
+struct MinTermOps {
+  using W = Block;
+  using X = block_q8_0;
+  template <int R, int T>
+  static void run(int64_t n, const W* const* w, const X* const* x, float (*out)[T]) {
+    min_term_tile<Dot, Block, Unpack, R, T>(n / QK_K, w, x, out);
   }
 };
 
