@@ -12,6 +12,7 @@
 #include "tools/inflate.h"
 #include "tools/model_maker.h"
 #include "tools/model_presets.h"
+#include "tools/quantize_model.h"
 #include "tools/tokenize_prompt.h"
 
 namespace {
@@ -94,6 +95,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"q4_0", "f32"}, CLI::ignore_case))->capture_default_str();
   inflate_cmd->add_flag("--no-progress", inflate_no_progress, "no progress line on stderr");
 
+  std::string quantize_in, quantize_out, quantize_type;
+  bool quantize_no_progress = false;
+  CLI::App* quantize_cmd = app.add_subcommand(
+      "quantize", "rewrite an F32/F16 GGUF with its matrices in a weight type or llama-quantize's mix");
+  quantize_cmd->add_option("IN", quantize_in, "F32 or F16 GGUF file")->required();
+  quantize_cmd->add_option("OUT", quantize_out, "GGUF file to write")->required();
+  quantize_cmd->add_option("TYPE", quantize_type, "q4_k_m, q5_k_m, q8_0, q4_0, q4_k, q5_k, q6_k, f16 (any case)")
+      ->required();
+  quantize_cmd->add_flag("--no-progress", quantize_no_progress, "no progress line on stderr");
+
   std::string info_path;
   bool info_all = false;
   CLI::App* info_cmd = app.add_subcommand("info", "show a GGUF file's metadata and tensors");
@@ -133,6 +144,9 @@ int main(int argc, char** argv) {
         inflate.matrix_type = inflate.output_type = r1pi::GgmlType::F32;
       r1pi::inflate_model(small_model, inflate, inflate_out);
       report_written(inflate_out);
+    } else if (*quantize_cmd) {
+      r1pi::quantize_model(quantize_in, quantize_out, quantize_type, !quantize_no_progress);
+      report_written(quantize_out);
     } else if (*info_cmd) {
       r1pi::print_model_info(info_path, info_all);
     } else if (*tokenize_cmd) {

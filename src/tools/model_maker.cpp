@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <thread>
 #include <vector>
 
 #include "common/error.h"
@@ -18,16 +17,12 @@
 #include "tools/model_presets.h"
 #include "tools/progress.h"
 #include "tools/random_weights.h"
+#include "tools/row_writer.h"
 #include "tools/vocab_padding.h"
 
 namespace r1pi {
 
 namespace {
-
-// Elements generated per write: a few MB of output, whatever the row length.
-constexpr uint64_t kChunkElements = uint64_t{1} << 22;
-// Generation threads. Rows are pure functions of (seed, name, row), so the count never shows.
-constexpr int kThreads = 2;
 
 // A tensor of uniform random values offset + amplitude * U[-1, 1).
 struct RandomTensor {
@@ -86,30 +81,10 @@ uint64_t tensor_bytes(const std::vector<uint64_t>& ne, GgmlType type) {
 
 void write_random_tensor(GgufWriter& w, const RandomTensor& t, uint64_t seed, Progress& progress) {
   const uint64_t cols = t.ne[0];
-  const uint64_t rows = t.ne.size() > 1 ? t.ne[1] : 1;
-  const size_t row_bytes = ggml_row_bytes(t.type, cols);
-  const uint64_t chunk_rows = std::max<uint64_t>(1, kChunkElements / cols);
   const uint64_t stream = tensor_seed(seed, t.name);
-  std::vector<uint8_t> out(std::min(rows, chunk_rows) * row_bytes);
-  // One scratch row per thread, allocated here so that the threads themselves cannot throw.
-  std::vector<std::vector<float>> scratch(kThreads, std::vector<float>(cols));
-  auto fill = [&](uint64_t r0, uint64_t begin, uint64_t end, std::vector<float>& row) {
-    for (uint64_t r = begin; r < end; ++r) {
-      random_row(stream, r0 + r, t.offset, t.amplitude, row.data(), cols);
-      quantize_row(t.type, row.data(), out.data() + r * row_bytes, static_cast<int64_t>(cols));
-    }
-  };
-  for (uint64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
-    const uint64_t n = std::min(chunk_rows, rows - r0);
-    std::vector<std::jthread> helpers;  // joined on scope exit, even if this thread throws
-    for (int k = 1; k < kThreads; ++k) {
-      helpers.emplace_back(fill, r0, n * k / kThreads, n * (k + 1) / kThreads, std::ref(scratch[k]));
-    }
-    fill(r0, 0, n / kThreads, scratch[0]);
-    helpers.clear();
-    w.write_data(out.data(), n * row_bytes);
-    progress.add(n * row_bytes);
-  }
+  write_quantized_rows(w, t.type, cols, t.ne.size() > 1 ? t.ne[1] : 1,
+                       [&](uint64_t r, float* row) { random_row(stream, r, t.offset, t.amplitude, row, cols); },
+                       progress);
 }
 
 Vocab load_tokenizer(const MakeOptions& o) {

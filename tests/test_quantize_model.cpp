@@ -1,0 +1,118 @@
+// r1pi-model quantize: a float file rewritten in a type or a mix is the file the maker writes in
+// that type from the same weights, byte for byte; what it cannot do, it refuses naming the tensor.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+#include "test_support.h"
+#include "tools/model_maker.h"
+#include "tools/quantize_model.h"
+
+namespace r1pi {
+namespace {
+
+using test::error_of;
+using test::read_file;
+using test::scratch_dir;
+
+MakeOptions tiny(uint32_t layers = 8) {
+  MakeOptions o;
+  o.progress = false;
+  o.seed = 11;
+  o.n_layers = layers;
+  return o;
+}
+
+std::string f32_tiny(const std::string& dir, uint32_t layers = 8) {
+  MakeOptions o = tiny(layers);
+  o.matrix_type = o.output_type = GgmlType::F32;
+  make_model(o, dir + "/f32.gguf");
+  return dir + "/f32.gguf";
+}
+
+// The maker's rows are functions of (seed, tensor, row) whatever the type, so quantising its F32
+// file must give exactly its file of the target type: every tensor type, every quantised byte,
+// the metadata (general.file_type in its place) and the layout.
+TEST(QuantizeModel, F32FileBecomesTheMakersFileOfEveryMixAndType) {
+  const std::string dir = scratch_dir("quantize_same");
+  const std::string f32 = f32_tiny(dir);
+  for (const char* mix : {"q4_k_m", "Q5_K_M"}) {
+    SCOPED_TRACE(mix);
+    MakeOptions o = tiny();
+    o.mix = quant_mix_named(mix);
+    make_model(o, dir + "/made.gguf");
+    quantize_model(f32, dir + "/quantized.gguf", mix, false);
+    EXPECT_TRUE(read_file(dir + "/made.gguf") == read_file(dir + "/quantized.gguf"));
+  }
+  // A single type: every matrix in it, output.weight Q6_K below 6 bits as llama-quantize's files.
+  for (auto [name, type, output] : {std::tuple{"q8_0", GgmlType::Q8_0, GgmlType::Q8_0},
+                                    {"q4_0", GgmlType::Q4_0, GgmlType::Q6_K},
+                                    {"q4_k", GgmlType::Q4_K, GgmlType::Q6_K}}) {
+    SCOPED_TRACE(name);
+    MakeOptions o = tiny();
+    o.matrix_type = type;
+    o.output_type = output;
+    make_model(o, dir + "/made.gguf");
+    quantize_model(f32, dir + "/quantized.gguf", name, false);
+    EXPECT_TRUE(read_file(dir + "/made.gguf") == read_file(dir + "/quantized.gguf"));
+  }
+}
+
+TEST(QuantizeModel, F16MatricesAreRead) {
+  const std::string dir = scratch_dir("quantize_f16");
+  MakeOptions o = tiny(2);
+  o.matrix_type = o.output_type = GgmlType::F16;
+  make_model(o, dir + "/f16.gguf");
+  quantize_model(dir + "/f16.gguf", dir + "/q.gguf", "q4_k_m", false);
+  const GgufFile f = GgufFile::open(dir + "/q.gguf");
+  EXPECT_EQ(f.get_u32("general.file_type"), 15u);
+  EXPECT_EQ(f.find_tensor("blk.0.attn_q.weight")->type, GgmlType::Q4_K);
+  EXPECT_EQ(f.find_tensor("blk.0.attn_v.weight")->type, GgmlType::Q4_K);
+  EXPECT_EQ(f.find_tensor("blk.1.attn_v.weight")->type, GgmlType::Q6_K);  // the last eighth of 2
+  EXPECT_EQ(f.find_tensor("blk.1.attn_norm.weight")->type, GgmlType::F32);
+  EXPECT_EQ(f.find_tensor("output.weight")->type, GgmlType::Q6_K);
+}
+
+TEST(QuantizeModel, RefusesWhatItCannotWriteNamingTheTensor) {
+  const std::string dir = scratch_dir("quantize_refused");
+  const std::string f32 = f32_tiny(dir, 1);
+  std::string e = error_of([&] { quantize_model(f32, dir + "/x.gguf", "q3_k_m", false); });
+  EXPECT_NE(e.find("unknown type 'q3_k_m'"), std::string::npos) << e;
+  EXPECT_NE(e.find("q4_k_m"), std::string::npos) << e;
+
+  // Already quantised: llama-quantize's files are made from the converter's float file.
+  MakeOptions q = tiny(1);
+  make_model(q, dir + "/q4_0.gguf");
+  e = error_of([&] { quantize_model(dir + "/q4_0.gguf", dir + "/x.gguf", "q4_k_m", false); });
+  EXPECT_NE(e.find("tensor token_embd.weight is Q4_0"), std::string::npos) << e;
+
+  // Rows of 160 are whole Q8_0 blocks but not whole K-quant super-blocks.
+  MakeOptions narrow = tiny(1);
+  narrow.dim = 160;
+  narrow.n_heads = 5;
+  narrow.n_kv_heads = 5;
+  narrow.ffn_dim = 256;
+  narrow.matrix_type = narrow.output_type = GgmlType::F32;
+  make_model(narrow, dir + "/narrow.gguf");
+  e = error_of([&] { quantize_model(dir + "/narrow.gguf", dir + "/x.gguf", "q4_k_m", false); });
+  EXPECT_NE(e.find("tensor token_embd.weight has rows of 160, not a multiple of Q4_K's 256"), std::string::npos) << e;
+  quantize_model(dir + "/narrow.gguf", dir + "/q8.gguf", "q8_0", false);
+  EXPECT_EQ(GgufFile::open(dir + "/q8.gguf").find_tensor("blk.0.ffn_down.weight")->type, GgmlType::Q8_0);
+}
+
+TEST(QuantizeModel, FromTheCommandLine) {
+  const std::string dir = scratch_dir("quantize_cli");
+  const std::string f32 = f32_tiny(dir, 1);
+  const std::string tool = test::bin_dir() + "/r1pi-model";
+  const auto ok = test::run_command(tool + " quantize --no-progress " + f32 + " " + dir + "/q.gguf Q4_K_M");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("wrote " + dir + "/q.gguf"), std::string::npos) << ok.output;
+  const auto bad = test::run_command(tool + " quantize --no-progress " + f32 + " " + dir + "/x.gguf iq2_xxs");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("unknown type 'iq2_xxs'"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace r1pi
