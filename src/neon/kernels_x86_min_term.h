@@ -8,7 +8,8 @@
 // maddubs from saturating), a conversion and one fma per lane, as Q8_0's. After the eight blocks
 // the min part is one vector fnmadd: lane s takes sub-block s's -(dmin * x_s.d) * (min_s * sum).
 // Row tiles run as R streams over the row range, as kernels_x86_quant.h's few_rows; more than four
-// tokens go four at a time over groups of rows that stay in cache.
+// tokens go four at a time over groups of rows that stay in cache. AVX-512 runs the tiles in row
+// pairs (min_tile_pairs).
 #pragma once
 
 #include "ggml/q4_K_layout.h"
@@ -99,6 +100,80 @@ R1PI_INLINE void min_tile(const uint8_t* const* rows, const uint8_t* x, size_t x
   }
 }
 
+// AVX-512: min_tile with rows 2h and 2h + 1 in one 512-bit register (lanes 0..7 and 8..15), each
+// lane computed exactly as there with about half the instructions: the pair's factors sit in one
+// register per token, and block k's are moved into place by one permute. P::quants2<k> gives the
+// two rows' values of block k.
+template <class P, int R, int T>
+R1PI_INLINE void min_tile_pairs(const uint8_t* const* rows, const uint8_t* x, size_t x_row_bytes,
+                                const MinTermPrep& pp, int64_t nb, __m256 (&acc)[R][T], const float* lut,
+                                size_t pf) {
+  using Block = typename P::Block;
+  constexpr int H = R / 2;
+  __m512 acc2[H][T];
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t)
+      acc2[h][t] = _mm512_insertf32x8(_mm512_castps256_ps512(acc[2 * h][t]), acc[2 * h + 1][t], 1);
+  for (int64_t b = 0; b < nb; b += 8) {
+    const int64_t s = b / 8;
+    __m512 dx[T], xs[T];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+      dx[t] = _mm512_broadcast_f32x8(_mm256_loadu_ps(pp.dx + size_t(t) * nb + b));
+      xs[t] = _mm512_broadcast_f32x8(_mm256_loadu_ps(pp.xs + size_t(t) * nb + b));
+    }
+    __m512 e[H][T], mins[H], dmin[H];
+    const Block* sb[R];
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) {
+      alignas(16) uint8_t c[2][16];  // each row's eight scales, then its eight mins
+      for (int i = 0; i < 2; ++i) {
+        sb[2 * h + i] = reinterpret_cast<const Block*>(rows[2 * h + i]) + s;
+        k4_scales_mins(sb[2 * h + i]->scales, c[i]);
+      }
+      const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(c[0]));
+      const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(c[1]));
+      const __m512 scales = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi64(lo, hi)));
+      mins[h] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi64(lo, hi)));
+      const __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(lut[sb[2 * h]->d]), _mm256_set1_ps(lut[sb[2 * h + 1]->d]), 1);
+      dmin[h] = _mm512_insertf32x8(_mm512_set1_ps(lut[sb[2 * h]->dmin]), _mm256_set1_ps(lut[sb[2 * h + 1]->dmin]), 1);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) e[h][t] = _mm512_mul_ps(_mm512_mul_ps(dw, dx[t]), scales);
+    }
+    static_for<8>([&]<int k>() {
+      __m512i xv[T];
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t)
+        xv[t] = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(x + size_t(t) * x_row_bytes + (b + k) * int64_t(sizeof(block_q8_0)) + 2)));
+      const __m512i pick = _mm512_setr_epi32(k, k, k, k, k, k, k, k, 8 + k, 8 + k, 8 + k, 8 + k, 8 + k, 8 + k, 8 + k, 8 + k);
+#pragma GCC unroll 8
+      for (int h = 0; h < H; ++h) {
+        if constexpr (k % 2 == 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(sb[2 * h]) + pf + k * (sizeof(Block) / 8), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(sb[2 * h + 1]) + pf + k * (sizeof(Block) / 8), _MM_HINT_T0);
+        }
+        const __m512i q = P::template quants2<k>(sb[2 * h], sb[2 * h + 1]);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+          const __m512 f = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, xv[t]));
+          acc2[h][t] = _mm512_fmadd_ps(_mm512_permutexvar_ps(pick, e[h][t]), f, acc2[h][t]);
+        }
+      }
+    });
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t)
+        acc2[h][t] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin[h], dx[t]), _mm512_mul_ps(mins[h], xs[t]), acc2[h][t]);
+  }
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t) {
+      acc[2 * h][t] = _mm512_castps512_ps256(acc2[h][t]);
+      acc[2 * h + 1][t] = _mm512_extractf32x8_ps(acc2[h][t], 1);
+    }
+}
+
 // Rows [r0, r1) for T tokens from token t0, (r1 - r0) / R * R of them as R streams (few_rows), the
 // rest one by one.
 template <class P, int R, int T>
@@ -116,7 +191,10 @@ void min_rows(const MatmulArgs& a, const MinTermPrep& pp, int64_t nb, int64_t r0
         rows[i] = a.w + size_t(r + i * stride) * a.w_row_bytes;
         for (int t = 0; t < T; ++t) acc[i][t] = _mm256_setzero_ps();
       }
-      min_tile<P, RR, T>(rows, x, a.x_row_bytes, tp, nb, acc, lut, size_t(ahead));
+      if constexpr (P::Isa::kVectorRegisters == 32 && RR % 2 == 0)
+        min_tile_pairs<P, RR, T>(rows, x, a.x_row_bytes, tp, nb, acc, lut, size_t(ahead));
+      else
+        min_tile<P, RR, T>(rows, x, a.x_row_bytes, tp, nb, acc, lut, size_t(ahead));
       for (int i = 0; i < RR; ++i)
         for (int t = 0; t < T; ++t) a.out[int64_t(t0 + t) * a.out_stride + r + i * stride] = reduce8(acc[i][t]);
     }
@@ -129,6 +207,7 @@ template <class P, int T>
 void min_tokens(const MatmulArgs& a, const MinTermPrep& pp, int64_t nb, int64_t r0, int64_t r1, int t0,
                 const float* lut) {
   // Four rows keep 4 x T accumulators in flight; AVX2's 16 registers hold that up to 2 tokens.
+  // (AVX-512's row pairs: eight rows measured no faster than four.)
   constexpr int R = P::Isa::kVectorRegisters == 32 || T <= 2 ? 4 : 2;
   min_rows<P, R, T>(a, pp, nb, r0, r1, t0, lut);
 }

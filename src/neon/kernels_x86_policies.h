@@ -272,12 +272,28 @@ R1PI_INLINE __m256i k4_nibbles(const uint8_t* qs) {
   return _mm256_and_si256(k % 2 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0F));
 }
 
+// The 32 bytes at p for one row and at q for another, as one 512-bit register (AVX-512 only).
+R1PI_INLINE __m512i two_rows(const uint8_t* p, const uint8_t* q) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)), 1);
+}
+
+template <int k>
+R1PI_INLINE __m512i k4_nibbles2(const uint8_t* qs0, const uint8_t* qs1) {
+  const __m512i raw = two_rows(qs0 + 32 * (k / 2), qs1 + 32 * (k / 2));
+  return _mm512_and_si512(k % 2 ? _mm512_srli_epi16(raw, 4) : raw, _mm512_set1_epi8(0x0F));
+}
+
 template <class I>
 struct Q4_KPolicy {
   using Isa = I;
   using Block = block_q4_K;
   template <int k>
   static R1PI_INLINE __m256i quants(const block_q4_K* sb) { return k4_nibbles<k>(sb->qs); }
+  template <int k>
+  static R1PI_INLINE __m512i quants2(const block_q4_K* a, const block_q4_K* b) {
+    return k4_nibbles2<k>(a->qs, b->qs);
+  }
 };
 
 // Q5_K (matmul_min): Q4_K's nibbles with a fifth bit, bit k of qh[l] for element l of sub-block k
@@ -292,6 +308,12 @@ struct Q5_KPolicy {
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->qh));
     const __m256i at4 = k <= 4 ? _mm256_slli_epi16(qh, 4 - k) : _mm256_srli_epi16(qh, k - 4);
     return _mm256_or_si256(lo, _mm256_and_si256(at4, _mm256_set1_epi8(0x10)));
+  }
+  template <int k>
+  static R1PI_INLINE __m512i quants2(const block_q5_K* a, const block_q5_K* b) {
+    const __m512i qh = two_rows(a->qh, b->qh);
+    const __m512i at4 = k <= 4 ? _mm512_slli_epi16(qh, 4 - k) : _mm512_srli_epi16(qh, k - 4);
+    return _mm512_or_si512(k4_nibbles2<k>(a->qs, b->qs), _mm512_and_si512(at4, _mm512_set1_epi8(0x10)));
   }
 };
 
