@@ -9,6 +9,7 @@ dir=${1:?usage: npm_install.sh DIR PACKAGE@VERSION...}
 shift
 packages=("$@")
 mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)  # the stamp is written after the cd below
 stamp=$dir/installed.txt
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]}" ] && [ -d "$dir/node_modules" ]; then
   exit 0

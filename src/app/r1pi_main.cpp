@@ -13,18 +13,13 @@
 #include <csignal>
 #include <filesystem>
 
+#include "app/run_job.h"
 #include "chat/chat_repl.h"
 #include "common/error.h"
 #include "common/whole_file.h"
 #include "runtime/run_options.h"
 #include "server/server.h"
 #include "runtime/run_steps.h"
-#ifdef R1PI_HAVE_MPI
-#include "runtime/mpi/distributed_run.h"
-#include "runtime/mpi/mpi_world.h"
-#include "runtime/mpi/rank_agreement.h"
-#include "runtime/mpi/rank_watchdog.h"
-#endif
 
 namespace {
 
@@ -103,12 +98,6 @@ std::string read_api_key(const std::string& path) {
   return key;
 }
 
-int report(const char* what) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "error: %s\n", what);
-  return 1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,6 +107,7 @@ int main(int argc, char** argv) {
   r1pi::MpiWorld world(&argc, &argv, rank_timeout_before_mpi(argc, argv));
   const bool root = world.is_root();
 #else
+  r1pi::JobWorld world;
   const bool root = true;
 #endif
   accept_cnv(argc, argv);
@@ -237,34 +227,5 @@ int main(int argc, char** argv) {
     std::signal(SIGINT, SIG_IGN);
     std::signal(SIGTERM, SIG_IGN);
   }
-  try {
-#ifdef R1PI_HAVE_MPI
-    if (world.size() > 1) {
-      r1pi::set_rank_timeout(o.rank_timeout);  // until start_job adopts rank 0's
-      if (const std::optional<int> status = r1pi::start_job(world, o, error, help)) return *status;
-      return r1pi::run_distributed(o, world, run_session);
-    }
-#endif
-    if (help) return 0;
-    if (!error.empty()) return report(error.c_str());
-    return r1pi::run_single_rank(o, run_session);
-  } catch (const r1pi::Error& e) {
-#ifdef R1PI_HAVE_MPI
-    // Past start-up the ranks may wait on each other: end the whole job rather than hang.
-    if (world.size() > 1) {
-      report(e.what());
-      world.abort(1);
-    }
-#endif
-    return report(e.what());
-  } catch (const std::bad_alloc&) {
-#ifdef R1PI_HAVE_MPI
-    // As above: a rank that returns while the others wait in a collective would hang the job.
-    if (world.size() > 1) {
-      report("out of memory");
-      world.abort(1);
-    }
-#endif
-    return report("out of memory");
-  }
+  return r1pi::run_job(world, o, error, help, run_session);
 }

@@ -12,15 +12,27 @@ TimedTokenSource::TimedTokenSource(TokenSource& inner, std::function<void(const 
                                    std::function<StepCost()> last_cost)
     : inner_(inner), on_step_(std::move(on_step)), last_cost_(std::move(last_cost)) {}
 
-std::vector<int32_t> TimedTokenSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<int32_t> picks = inner_.forward(batch, samplers);
-  const int B = batch.size();
-  Step step{batch.positions[0], B, {}};
+Step TimedTokenSource::step(const Batch& batch, std::chrono::steady_clock::time_point start) const {
+  Step step{batch.positions[0], batch.size(), {}};
   if (last_cost_)
     step.cost = last_cost_();
   else
     step.cost.pred_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return step;
+}
+
+std::vector<float> TimedTokenSource::logits(const Batch& batch) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<float> rows = inner_.logits(batch);
+  on_step_(step(batch, start));
+  return rows;
+}
+
+std::vector<int32_t> TimedTokenSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int32_t> picks = inner_.forward(batch, samplers);
+  const int B = batch.size();
+  Step step = this->step(batch, start);
   if (B > 1 && picks.size() == size_t(B) && runs_of(batch).size() == 1)
     while (step.accepted + 1 < B && batch.tokens[size_t(step.accepted + 1)] == picks[size_t(step.accepted)])
       ++step.accepted;

@@ -39,11 +39,14 @@ class TimedTokenSource final : public TokenSource {
   // drafts, by the generation loop's own rule (the longest run of drafts equal to the picks
   // before them).
   std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
+  std::vector<float> logits(const Batch& batch) override;
   const std::vector<int32_t>& cached(int seq) const override { return inner_.cached(seq); }
   void truncate(int seq, int n) override { inner_.truncate(seq, n); }
   void copy(int src, int dst) override { inner_.copy(src, dst); }
 
  private:
+  // The forward's step (its cost from last_cost, else the wall time since start).
+  Step step(const Batch& batch, std::chrono::steady_clock::time_point start) const;
   TokenSource& inner_;
   std::function<void(const Step&)> on_step_;
   std::function<StepCost()> last_cost_;

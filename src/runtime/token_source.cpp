@@ -11,6 +11,10 @@ int32_t feed(TokenSource& source, const int32_t* tokens, int n, int pos, const S
   return picks.empty() ? -1 : picks[0];
 }
 
+std::vector<float> TokenSource::logits(const Batch&) {
+  throw Error("internal error: this token source returns picks only, not logits");
+}
+
 std::vector<int32_t> LocalTokenSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
   if (samplers.size() != size_t(batch.n_logits()))
     throw Error("internal error: " + std::to_string(samplers.size()) + " samplers for " +

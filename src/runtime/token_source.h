@@ -22,6 +22,10 @@ class TokenSource {
   // sampled pick is a function of the logits, the seed and that position). samplers has one entry
   // per such token; a batch that wants no logits returns nothing.
   virtual std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) = 0;
+  // Feeds the batch and returns the whole logits row (n_vocab floats) after each entry whose logits
+  // it wants, in batch order: what r1pi-perplexity scores (a multi-rank source gathers the ranks'
+  // parts of the vocabulary on rank 0). A source without logits throws r1pi::Error.
+  virtual std::vector<float> logits(const Batch& batch);
   // What slot seq holds: the tokens at positions 0 .. n - 1 (a prompt that begins with them need
   // not feed them again).
   virtual const std::vector<int32_t>& cached(int seq) const = 0;
@@ -42,6 +46,7 @@ class LocalTokenSource final : public TokenSource {
   int n_ctx() const override { return model_.n_ctx(); }
   int n_seqs() const override { return model_.n_seqs(); }
   std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
+  std::vector<float> logits(const Batch& batch) override { return model_.forward(batch); }
   const std::vector<int32_t>& cached(int seq) const override { return model_.cache().tokens(seq); }
   void truncate(int seq, int n) override { model_.cache().truncate(seq, n); }
   void copy(int src, int dst) override { model_.cache().copy(src, dst); }

@@ -19,6 +19,7 @@ enum class PickMode : uint8_t {
   None = 0,     // no logits for this entry
   Greedy = 1,   // global argmax (MPI_MAXLOC, ties to the lowest id)
   TopK = 2,     // every rank sends its top_k candidates to rank 0
+  Row = 3,      // no pick: every rank sends its part of the row, rank 0 keeps the whole row
 };
 
 // One token of the batch: its sequence (KV cache slot), position and how the token after it is
@@ -34,7 +35,7 @@ struct BatchEntry {
 
 struct ControlMessage {
   static constexpr uint32_t kMagic = 0x49503152;  // "R1PI"
-  static constexpr uint16_t kVersion = 3;         // 3: batches of sequences
+  static constexpr uint16_t kVersion = 4;         // 3: batches of sequences; 4: whole rows
   static constexpr int kInlineEntries = 64;
 
   uint32_t magic = kMagic;

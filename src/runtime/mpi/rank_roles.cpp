@@ -144,14 +144,59 @@ std::vector<int32_t> pick_top_k(const std::vector<float>& logits, const std::vec
   return picks;
 }
 
+// Whole rows: each rank's part of every row goes to rank 0, which lays them side by side in
+// vocabulary order (rank r holds ids shard.vocab of rank r: the ranks' slices in rank order).
+std::vector<float> gather_rows(const std::vector<float>& logits, const std::vector<size_t>& rows, size_t V,
+                               const Shard& shard, int n_ranks, int64_t n_vocab, bool root) {
+  std::vector<float> mine;
+  mine.reserve(rows.size() * V);
+  for (size_t r : rows) mine.insert(mine.end(), logits.begin() + int64_t(r * V), logits.begin() + int64_t((r + 1) * V));
+  if (int64_t(rows.size()) * n_vocab > INT_MAX)
+    throw Error(std::to_string(rows.size()) + " rows of " + std::to_string(n_vocab) +
+                " logits: too many for one MPI message (feed fewer tokens per batch)");
+  // Every rank's slice: where it begins and how many ids.
+  const int64_t slice[2] = {shard.vocab.begin, int64_t(V)};
+  std::vector<int64_t> slices(root ? size_t(2 * n_ranks) : 0);
+  complete("the ranks' vocabulary slices", [&](MPI_Request* req) {
+    return MPI_Igather(slice, 2, MPI_INT64_T, slices.data(), 2, MPI_INT64_T, 0, MPI_COMM_WORLD, req);
+  });
+  std::vector<int> counts(root ? size_t(n_ranks) : 0), offsets(counts.size());
+  for (size_t r = 0, at = 0; r < counts.size(); at += size_t(counts[r]), ++r) {
+    counts[r] = int(int64_t(rows.size()) * slices[2 * r + 1]);
+    offsets[r] = int(at);
+  }
+  std::vector<float> all(root ? rows.size() * size_t(n_vocab) : 0);
+  complete("the ranks' logits rows", [&](MPI_Request* req) {
+    return MPI_Igatherv(mine.data(), int(mine.size()), MPI_FLOAT, all.data(), counts.data(), offsets.data(),
+                        MPI_FLOAT, 0, MPI_COMM_WORLD, req);
+  });
+  if (!root) return {};
+  std::vector<float> whole(all.size());
+  for (size_t r = 0; r < counts.size(); ++r) {
+    const size_t begin = size_t(slices[2 * r]), n = size_t(slices[2 * r + 1]);
+    for (size_t k = 0; k < rows.size(); ++k)
+      std::copy_n(all.data() + size_t(offsets[r]) + k * n, n, whole.data() + k * size_t(n_vocab) + begin);
+  }
+  return whole;
+}
+
 // The picks of every row, greedy and sampled (on ranks other than 0, which draw nothing: samplers
-// is null there and the result empty).
+// is null there and the result empty). Rows that ask for the whole row are gathered into *rows_out
+// on rank 0 instead (a batch asks for picks or for rows, never both).
 std::vector<int32_t> pick(const std::vector<RowPick>& how, const std::vector<float>& logits, const Shard& shard,
-                          int n_ranks, const std::vector<const Sampler*>* samplers) {
+                          int n_ranks, const std::vector<const Sampler*>* samplers, int64_t n_vocab,
+                          bool root, std::vector<float>* rows_out = nullptr) {
   if (how.empty()) return {};
   const size_t V = logits.size() / how.size();
-  std::vector<size_t> greedy, sampled;
-  for (size_t r = 0; r < how.size(); ++r) (how[r].mode == PickMode::Greedy ? greedy : sampled).push_back(r);
+  std::vector<size_t> greedy, sampled, whole;
+  for (size_t r = 0; r < how.size(); ++r)
+    (how[r].mode == PickMode::Greedy ? greedy : how[r].mode == PickMode::Row ? whole : sampled).push_back(r);
+  if (!whole.empty()) {
+    if (whole.size() != how.size()) throw Error("internal error: a batch that asks for picks and rows");
+    std::vector<float> rows = gather_rows(logits, whole, V, shard, n_ranks, n_vocab, root);
+    if (rows_out) *rows_out = std::move(rows);
+    return {};
+  }
   std::vector<int32_t> picks(how.size());
   if (!greedy.empty()) {
     const std::vector<int32_t> g = pick_greedy(logits, greedy, V, shard);
@@ -223,14 +268,10 @@ RootTokenSource::RootTokenSource(ModelForward& model, Q8_0Sync& sync, const MpiW
     : model_(model), world_(world), monitor_(model, sync, world, options) {}
 
 std::vector<int32_t> RootTokenSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
-  // Refused here, before any rank runs it (the others hold the same slots and would refuse it too).
-  model_.check(batch);
   if (samplers.size() != size_t(batch.n_logits()))
     throw Error("internal error: " + std::to_string(samplers.size()) + " samplers for " +
                 std::to_string(batch.n_logits()) + " picks");
-  monitor_.begin();
-  const int B = batch.size();
-  std::vector<BatchEntry> entries(static_cast<size_t>(B));
+  std::vector<BatchEntry> entries(size_t(batch.size()));
   const int32_t n_vocab = int32_t(model_.config().n_vocab);
   for (size_t i = 0, row = 0; i < entries.size(); ++i) {
     BatchEntry& e = entries[i];
@@ -244,6 +285,25 @@ std::vector<int32_t> RootTokenSource::forward(const Batch& batch, const std::vec
     const int top_k = s.params().top_k;
     if (!s.greedy()) e.top_k = top_k > 0 ? std::min(top_k, n_vocab) : n_vocab;
   }
+  return run(batch, entries, &samplers, nullptr);
+}
+
+std::vector<float> RootTokenSource::logits(const Batch& batch) {
+  std::vector<BatchEntry> entries(size_t(batch.size()));
+  for (size_t i = 0; i < entries.size(); ++i)
+    entries[i] = {batch.tokens[i], batch.positions[i], uint16_t(batch.seqs[i]),
+                  batch.logits[i] ? PickMode::Row : PickMode::None, 0, 0};
+  std::vector<float> rows;
+  run(batch, entries, nullptr, &rows);
+  return rows;
+}
+
+std::vector<int32_t> RootTokenSource::run(const Batch& batch, const std::vector<BatchEntry>& entries,
+                                          const std::vector<const Sampler*>* samplers, std::vector<float>* rows) {
+  // Refused here, before any rank runs it (the others hold the same slots and would refuse it too).
+  model_.check(batch);
+  monitor_.begin();
+  const int B = batch.size();
   ControlMessage m;
   m.op = ControlOp::Forward;
   m.n_entries = B;
@@ -256,8 +316,8 @@ std::vector<int32_t> RootTokenSource::forward(const Batch& batch, const std::vec
 
   const std::vector<float>& logits = model_.forward(batch);
   const double t1 = now_seconds();
-  std::vector<int32_t> picks =
-      pick(row_picks(entries.data(), entries.size()), logits, model_.shard(), world_.size(), &samplers);
+  std::vector<int32_t> picks = pick(row_picks(entries.data(), entries.size()), logits, model_.shard(), world_.size(),
+                                    samplers, model_.config().n_vocab, true, rows);
   monitor_.end(B, bcast + (now_seconds() - t1));
   return picks;
 }
@@ -318,7 +378,8 @@ int run_worker(ModelForward& model, Q8_0Sync& sync, const MpiWorld& world, const
     for (const BatchEntry& e : entries) batch.add(e.token, e.seq, e.pos, e.pick != PickMode::None);
     const std::vector<float>& logits = model.forward(batch);
     const double t1 = now_seconds();
-    pick(row_picks(entries.data(), entries.size()), logits, model.shard(), world.size(), nullptr);
+    pick(row_picks(entries.data(), entries.size()), logits, model.shard(), world.size(), nullptr,
+         model.config().n_vocab, false);
     monitor.end(m.n_entries, now_seconds() - t1);
   }
 }

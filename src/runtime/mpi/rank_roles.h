@@ -54,6 +54,7 @@ class RootTokenSource final : public TokenSource {
   int n_ctx() const override { return model_.n_ctx(); }
   int n_seqs() const override { return model_.n_seqs(); }
   std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
+  std::vector<float> logits(const Batch& batch) override;
   const std::vector<int32_t>& cached(int seq) const override { return model_.cache().tokens(seq); }
   void truncate(int seq, int n) override;
   void copy(int src, int dst) override;
@@ -63,6 +64,10 @@ class RootTokenSource final : public TokenSource {
   const StepCost& last_cost() const { return monitor_.last_cost(); }
 
  private:
+  // Sends the batch as entries say, runs rank 0's shard, then the picks (samplers) or the whole
+  // rows (into *rows) of the entries that ask.
+  std::vector<int32_t> run(const Batch& batch, const std::vector<BatchEntry>& entries,
+                           const std::vector<const Sampler*>* samplers, std::vector<float>* rows);
   ModelForward& model_;
   const MpiWorld& world_;
   RankMonitor monitor_;

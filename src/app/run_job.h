@@ -1,0 +1,68 @@
+// What r1pi and r1pi-perplexity do after parsing their command lines: on several ranks the job's
+// first collective (start_job) and run_distributed, on one rank run_single_rank; rank 0's session
+// drives the engine. A failure past start-up ends every rank of the job: a rank that returned while
+// the others wait in a collective would hang it.
+#pragma once
+#include <cstdio>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "common/error.h"
+#include "runtime/run_options.h"
+#include "runtime/run_steps.h"
+#ifdef R1PI_HAVE_MPI
+#include "runtime/mpi/distributed_run.h"
+#include "runtime/mpi/mpi_world.h"
+#include "runtime/mpi/rank_agreement.h"
+#include "runtime/mpi/rank_watchdog.h"
+#endif
+
+namespace r1pi {
+
+// Prints "error: WHAT" after whatever stdout holds; returns the exit status 1.
+inline int report_error(const char* what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: %s\n", what);
+  return 1;
+}
+
+#ifdef R1PI_HAVE_MPI
+using JobWorld = MpiWorld;
+#else
+struct JobWorld {};  // one process, no MPI
+#endif
+
+// error: this rank's start-up failure (empty when none); help: --help was asked for (and printed
+// by rank 0). Returns the process's exit status.
+inline int run_job([[maybe_unused]] JobWorld& world, const RunOptions& o, const std::string& error, bool help,
+                   const Session& session) {
+#ifdef R1PI_HAVE_MPI
+  const bool several = world.size() > 1;
+  auto fail = [&](const char* what) {
+    report_error(what);
+    if (several) world.abort(1);
+    return 1;
+  };
+#else
+  auto fail = [](const char* what) { return report_error(what); };
+#endif
+  try {
+#ifdef R1PI_HAVE_MPI
+    if (several) {
+      set_rank_timeout(o.rank_timeout);  // until start_job adopts rank 0's
+      if (const std::optional<int> status = start_job(world, o, error, help)) return *status;
+      return run_distributed(o, world, session);
+    }
+#endif
+    if (help) return 0;
+    if (!error.empty()) return report_error(error.c_str());
+    return run_single_rank(o, session);
+  } catch (const Error& e) {
+    return fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory");
+  }
+}
+
+}  // namespace r1pi
