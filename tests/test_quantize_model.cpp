@@ -46,10 +46,17 @@ TEST(QuantizeModel, F32FileBecomesTheMakersFileOfEveryMixAndType) {
     quantize_model(f32, dir + "/quantized.gguf", mix, false);
     EXPECT_TRUE(read_file(dir + "/made.gguf") == read_file(dir + "/quantized.gguf"));
   }
-  // A single type: every matrix in it, output.weight Q6_K below 6 bits as llama-quantize's files.
+  // A single type: every matrix in it, output.weight Q6_K for a block type but Q8_0, as
+  // llama-quantize's files.
   for (auto [name, type, output] : {std::tuple{"q8_0", GgmlType::Q8_0, GgmlType::Q8_0},
                                     {"q4_0", GgmlType::Q4_0, GgmlType::Q6_K},
-                                    {"q4_k", GgmlType::Q4_K, GgmlType::Q6_K}}) {
+                                    {"q4_k", GgmlType::Q4_K, GgmlType::Q6_K},
+                                    {"q4_1", GgmlType::Q4_1, GgmlType::Q6_K},
+                                    {"q5_0", GgmlType::Q5_0, GgmlType::Q6_K},
+                                    {"q5_1", GgmlType::Q5_1, GgmlType::Q6_K},
+                                    {"iq4_nl", GgmlType::IQ4_NL, GgmlType::Q6_K},
+                                    {"iq4_xs", GgmlType::IQ4_XS, GgmlType::Q6_K},
+                                    {"bf16", GgmlType::BF16, GgmlType::BF16}}) {
     SCOPED_TRACE(name);
     MakeOptions o = tiny();
     o.matrix_type = type;
@@ -88,7 +95,23 @@ TEST(QuantizeModel, RefusesWhatItCannotWriteNamingTheTensor) {
   e = error_of([&] { quantize_model(dir + "/q4_0.gguf", dir + "/x.gguf", "q4_k_m", false); });
   EXPECT_NE(e.find("tensor token_embd.weight is Q4_0"), std::string::npos) << e;
 
-  // Rows of 160 are whole Q8_0 blocks but not whole K-quant super-blocks.
+  // Rows of 48 are no whole number of 32-element blocks: refused, as llama-quantize refuses them.
+  MakeOptions odd = tiny(1);
+  odd.dim = 48;
+  odd.n_heads = 3;
+  odd.n_kv_heads = 3;
+  odd.ffn_dim = 256;
+  odd.matrix_type = odd.output_type = GgmlType::F32;
+  make_model(odd, dir + "/odd.gguf");
+  e = error_of([&] { quantize_model(dir + "/odd.gguf", dir + "/x.gguf", "q4_0", false); });
+  EXPECT_NE(e.find("tensor token_embd.weight has rows of 48, not a multiple of Q4_0's 32"), std::string::npos) << e;
+}
+
+// Rows of 160 are whole 32-element blocks but no whole K-quant super-block: each tensor takes
+// llama-quantize's fallback type (Q4_K to Q5_0, Q6_K to Q8_0, output.weight to Q8_0, IQ4_XS to
+// IQ4_NL), the rows of 256 keep theirs, the maker writes the same file, and it runs.
+TEST(QuantizeModel, FallsBackAsLlamaQuantizeWhereRowsAreNotSuperBlocks) {
+  const std::string dir = scratch_dir("quantize_fallback");
   MakeOptions narrow = tiny(1);
   narrow.dim = 160;
   narrow.n_heads = 5;
@@ -96,10 +119,23 @@ TEST(QuantizeModel, RefusesWhatItCannotWriteNamingTheTensor) {
   narrow.ffn_dim = 256;
   narrow.matrix_type = narrow.output_type = GgmlType::F32;
   make_model(narrow, dir + "/narrow.gguf");
-  e = error_of([&] { quantize_model(dir + "/narrow.gguf", dir + "/x.gguf", "q4_k_m", false); });
-  EXPECT_NE(e.find("tensor token_embd.weight has rows of 160, not a multiple of Q4_K's 256"), std::string::npos) << e;
-  quantize_model(dir + "/narrow.gguf", dir + "/q8.gguf", "q8_0", false);
-  EXPECT_EQ(GgufFile::open(dir + "/q8.gguf").find_tensor("blk.0.ffn_down.weight")->type, GgmlType::Q8_0);
+  quantize_model(dir + "/narrow.gguf", dir + "/q4km.gguf", "q4_k_m", false);
+  const GgufFile f = GgufFile::open(dir + "/q4km.gguf");
+  EXPECT_EQ(f.find_tensor("token_embd.weight")->type, GgmlType::Q5_0);
+  EXPECT_EQ(f.find_tensor("blk.0.attn_q.weight")->type, GgmlType::Q5_0);
+  EXPECT_EQ(f.find_tensor("blk.0.attn_v.weight")->type, GgmlType::Q8_0);     // Q6_K (more bits) falls back
+  EXPECT_EQ(f.find_tensor("blk.0.ffn_down.weight")->type, GgmlType::Q6_K);  // rows of 256: no fallback
+  EXPECT_EQ(f.find_tensor("output.weight")->type, GgmlType::Q8_0);
+  MakeOptions made = narrow;
+  made.mix = quant_mix_named("q4_k_m");
+  make_model(made, dir + "/made.gguf");
+  EXPECT_TRUE(read_file(dir + "/made.gguf") == read_file(dir + "/q4km.gguf"));
+  quantize_model(dir + "/narrow.gguf", dir + "/iq4xs.gguf", "iq4_xs", false);
+  EXPECT_EQ(GgufFile::open(dir + "/iq4xs.gguf").find_tensor("blk.0.ffn_up.weight")->type, GgmlType::IQ4_NL);
+  EXPECT_EQ(GgufFile::open(dir + "/iq4xs.gguf").find_tensor("blk.0.ffn_down.weight")->type, GgmlType::IQ4_XS);
+  const auto run = test::run_command(test::bin_dir() + "/r1pi -m " + dir + "/q4km.gguf -p Hello -n 8 -t 1 --temp 0");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("generated: 8 tokens"), std::string::npos) << run.output;
 }
 
 TEST(QuantizeModel, FromTheCommandLine) {

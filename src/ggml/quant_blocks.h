@@ -16,6 +16,53 @@ struct block_q4_0 {
 };
 static_assert(sizeof(block_q4_0) == 18);
 
+// Q4_1: x = d * q + m, q in 0..15, nibbles as Q4_0's.
+struct block_q4_1 {
+  uint16_t d;              // fp16 scale
+  uint16_t m;              // fp16 minimum
+  uint8_t qs[QK4_0 / 2];
+};
+static_assert(sizeof(block_q4_1) == 20);
+
+// Q5_0: x = d * (q - 16), q in 0..31: the low four bits as Q4_0's nibbles, the fifth bit of
+// element j bit j of qh (little-endian).
+struct block_q5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[QK4_0 / 2];
+};
+static_assert(sizeof(block_q5_0) == 22);
+
+// Q5_1: x = d * q + m, q in 0..31, bits as Q5_0's.
+struct block_q5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[QK4_0 / 2];
+};
+static_assert(sizeof(block_q5_1) == 24);
+
+// IQ4_NL: x = d * kvalues_iq4nl[q], q in 0..15, nibbles as Q4_0's.
+struct block_iq4_nl {
+  uint16_t d;
+  uint8_t qs[QK4_0 / 2];
+};
+static_assert(sizeof(block_iq4_nl) == 18);
+// The non-linear levels of IQ4_NL and IQ4_XS.
+inline constexpr int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                             1,    13,   25,  38,  53,  69,  89,  113};
+
+// IQ4_XS: 256 values in 8 sub-blocks of 32, x = d * (ls_b - 32) * kvalues_iq4nl[q], ls_b the
+// sub-block's 6-bit scale (low four bits in scales_l, nibble b % 2 of byte b / 2; high two bits
+// bits 2b, 2b+1 of scales_h); sub-block b's quants in qs[16b .. 16b+15], nibbles as Q4_0's.
+struct block_iq4_xs {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[QK_K / 64];
+  uint8_t qs[QK_K / 2];
+};
+static_assert(sizeof(block_iq4_xs) == 136);
+
 // Q8_0: x = d * q, q in -127..127.
 struct block_q8_0 {
   uint16_t d;              // fp16 scale

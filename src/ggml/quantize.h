@@ -1,7 +1,8 @@
 // Quantisation and dequantisation of rows (plain reference code; also what the model maker uses).
 //
-// Q4_0, Q4_K, Q5_K and Q6_K quantise exactly as ggml's reference quantisers (quantize_row_q4_0_ref,
-// quantize_row_q4_K_ref, ...) so that r1pi-model writes the bytes llama.cpp's tools would.
+// Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and BF16 quantise exactly as ggml's
+// reference quantisers (quantize_row_q4_0_ref, quantize_row_q4_K_ref, ...; the IQ4 types without
+// an importance matrix) so that r1pi-model writes the bytes llama.cpp's tools would.
 // Q8_0 is r1pi's activation quantiser, defined once for every backend:
 //   amax = max |x| over the block; d = amax / 127; id = d != 0 ? 1/d : 0;
 //   q = round_to_nearest_even(x * id)     (ties to even: what AVX2 and NEON round with natively)
@@ -19,6 +20,12 @@ void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n);
 void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n);
 void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n);
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n);
+void quantize_row_q4_1_ref(const float* x, block_q4_1* y, int64_t n);
+void quantize_row_q5_0_ref(const float* x, block_q5_0* y, int64_t n);
+void quantize_row_q5_1_ref(const float* x, block_q5_1* y, int64_t n);
+void quantize_row_iq4_nl_ref(const float* x, block_iq4_nl* y, int64_t n);  // no importance matrix
+void quantize_row_iq4_xs_ref(const float* x, block_iq4_xs* y, int64_t n);  // no importance matrix
+void quantize_row_bf16(const float* x, uint16_t* y, int64_t n);
 
 void dequantize_row_q4_0(const block_q4_0* x, float* y, int64_t n);
 void dequantize_row_q8_0(const block_q8_0* x, float* y, int64_t n);
@@ -26,10 +33,16 @@ void dequantize_row_q4_K(const block_q4_K* x, float* y, int64_t n);
 void dequantize_row_q5_K(const block_q5_K* x, float* y, int64_t n);
 void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n);
 void dequantize_row_f16(const uint16_t* x, float* y, int64_t n);
+void dequantize_row_q4_1(const block_q4_1* x, float* y, int64_t n);
+void dequantize_row_q5_0(const block_q5_0* x, float* y, int64_t n);
+void dequantize_row_q5_1(const block_q5_1* x, float* y, int64_t n);
+void dequantize_row_iq4_nl(const block_iq4_nl* x, float* y, int64_t n);
+void dequantize_row_iq4_xs(const block_iq4_xs* x, float* y, int64_t n);
+void dequantize_row_bf16(const uint16_t* x, float* y, int64_t n);
 
 // Any supported type (F32 is a copy). n must be a multiple of the type's block size.
 void dequantize_row(GgmlType type, const void* x, float* y, int64_t n);
-// Q4_0, Q4_K, Q5_K, Q6_K (ggml reference), Q8_0 (above), F16, F32. Writes ggml_row_bytes(type, n) bytes.
+// Every supported type: ggml's reference quantisers, Q8_0 above, F16, F32. Writes ggml_row_bytes(type, n) bytes.
 void quantize_row(GgmlType type, const float* x, void* y, int64_t n);
 
 }  // namespace r1pi

@@ -137,6 +137,12 @@ constexpr TypeRow kTypes[] = {
     {GgmlType::Q6_K, GgmlType::Q8_0},
     {GgmlType::Q4_K, GgmlType::Q8_0},
     {GgmlType::Q5_K, GgmlType::Q8_0},
+    {GgmlType::Q4_1, GgmlType::Q8_0},
+    {GgmlType::Q5_0, GgmlType::Q8_0},
+    {GgmlType::Q5_1, GgmlType::Q8_0},
+    {GgmlType::IQ4_NL, GgmlType::Q8_0},
+    {GgmlType::IQ4_XS, GgmlType::Q8_0},
+    {GgmlType::BF16, GgmlType::F32},
 };
 static_assert([] {
   if (std::size(kTypes) != kKernelTypes.size()) return false;

@@ -12,14 +12,16 @@
 //     p_bj = exact int32 sum over the block's elements 4j .. 4j+3 of the integer products
 //       (Q4_0: (q - 8) * x.q, element i < 16 being the low nibble of qs[i] and 16 + i its high nibble;
 //        Q8_0: w.q * x.q;
-//        Q6_K: scales[s] * (q6 - 32) * x.q, s the 16-element sub-block that holds the four elements)
-//     d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d)      (Q6_K: w.d is the super-block's d)
+//        Q6_K: scales[s] * (q6 - 32) * x.q, s the 16-element sub-block that holds the four elements;
+//        Q5_0: (q5 - 16) * x.q; IQ4_NL and IQ4_XS: kvalues_iq4nl[q] * x.q)
+//     d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d)      (Q6_K: w.d is the super-block's d;
+//       IQ4_XS: (fp16_to_fp32(w.d) * fp16_to_fp32(x.d)) * (float)(scale_b - 32), as Q4_K's q part)
 //     acc[j] = fma(d_b, (float)p_bj, acc[j])
 //   result = reduce8(acc)
 //   Eight lanes of four elements are what AVX2's maddubs+madd and NEON's two sdot per block produce,
 //   so no backend needs a horizontal sum per block; (float)p_bj is exact.
 // Float dot products: acc[i % 8] = fma(a[i], b[i], acc[i % 8]) for every i; result = reduce8(acc).
-//   (F16 weights are converted to float first.)
+//   (F16 and BF16 weights are converted to float first, exactly.)
 // rmsnorm: ss = vec_dot_f32(x, x); scale = 1.0f / sqrtf(ss / n + eps); out[i] = (x[i] * scale) * w[i]
 // softmax: m = max x; x[i] = exp(x[i] - m); s = reduce8 of acc[i % 8] += x[i]; inv = 1.0f / s;
 //   x[i] = x[i] * inv
@@ -51,6 +53,11 @@
 //     exact; |min_s * sum| <= 63 * 32 * 127 keeps the float exact).
 //   So each lane takes one fma per block plus one per super-block, eight at a time in vectors,
 //   and the backends need no per-block scalar work on the accumulators' chains.
+// Q4_1 and Q5_1 (x = d * q + m, q unsigned, 32-element blocks) take the same shape with eight
+//   consecutive blocks as the super-block: the q part of blocks 8g .. 8g+7 with
+//   d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d), then lane s takes block 8g + s's min part,
+//   acc[s] = fma(fp16_to_fp32(w.m) * x.d (rounded once), (float)(the exact sum of x's 32 quants),
+//   acc[s]); a row's last group may hold fewer than eight blocks (rows of 32k elements).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -101,9 +108,10 @@ struct WeightedSumArgs {
 // The weight types that have kernels, in the order of every backend's per-type table
 // (Kernels::types). A new type is one entry here, one row of kernels.cpp's type table and a scalar
 // reference kernel (README.md: "How to add a weight type").
-inline constexpr std::array kKernelTypes = {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0,
-                                            GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q4_K,
-                                            GgmlType::Q5_K};
+inline constexpr std::array kKernelTypes = {
+    GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0,   GgmlType::Q8_0,   GgmlType::Q6_K, GgmlType::Q4_K,
+    GgmlType::Q5_K, GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS, GgmlType::BF16};
 
 // The place of a type in kKernelTypes; kKernelTypes.size() for a type without kernels.
 constexpr size_t kernel_type_index(GgmlType type) {

@@ -1,9 +1,12 @@
 // The scalar reference backend: the definition of every kernel result (recipe in kernels.h).
 // Plain loops, one float operation at a time; std::fma exactly where the recipe says.
+#include <algorithm>
 #include <cmath>
 
 #include "ggml/fp16.h"
 #include "neon/kernels.h"
+#include "ggml/bf16.h"
+#include "ggml/legacy_layout.h"
 #include "ggml/q4_K_layout.h"
 #include "ggml/q6_K_layout.h"
 #include "ggml/quantize.h"
@@ -48,6 +51,80 @@ float vec_dot_q8_0_q8_0(int64_t n, const block_q8_0* w, const block_q8_0* x) {
   }
   return reduce8(acc);
 }
+
+// Q5_0 and IQ4_NL: the signed integer weights of each block, then Q4_0's arithmetic.
+float vec_dot_q5_0_q8_0(int64_t n, const block_q5_0* w, const block_q8_0* x) {
+  float acc[8] = {};
+  uint8_t u[QK4_0];
+  int8_t q[QK4_0];
+  for (int64_t b = 0; b < n / QK4_0; ++b) {
+    unpack_5bit(w[b].qh, w[b].qs, u);
+    for (int i = 0; i < QK4_0; ++i) q[i] = int8_t(u[i] - 16);
+    accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), q, x[b].qs);
+  }
+  return reduce8(acc);
+}
+
+float vec_dot_iq4_nl_q8_0(int64_t n, const block_iq4_nl* w, const block_q8_0* x) {
+  float acc[8] = {};
+  uint8_t u[QK4_0];
+  int8_t q[QK4_0];
+  for (int64_t b = 0; b < n / QK4_0; ++b) {
+    unpack_nibbles(w[b].qs, u);
+    for (int i = 0; i < QK4_0; ++i) q[i] = kvalues_iq4nl[u[i]];
+    accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), q, x[b].qs);
+  }
+  return reduce8(acc);
+}
+
+// IQ4_XS: per 32-element block the levels as IQ4_NL's, the block's scale in its factor
+// ((d * x.d) * (scale - 32), as the q part of Q4_K), no min term.
+float vec_dot_iq4_xs_q8_0(int64_t n, const block_iq4_xs* w, const block_q8_0* x) {
+  float acc[8] = {};
+  uint8_t u[QK4_0];
+  int8_t q[QK4_0];
+  for (int64_t sb = 0; sb < n / QK_K; ++sb) {
+    const float dw = fp16_to_fp32(w[sb].d);
+    for (int b = 0; b < QK_K / QK4_0; ++b) {
+      const block_q8_0& xb = x[sb * (QK_K / QK4_0) + b];
+      unpack_nibbles(w[sb].qs + 16 * b, u);
+      for (int i = 0; i < QK4_0; ++i) q[i] = kvalues_iq4nl[u[i]];
+      accumulate_block(acc, (dw * fp16_to_fp32(xb.d)) * float(iq4_xs_scale(w[sb], b) - 32), q, xb.qs);
+    }
+  }
+  return reduce8(acc);
+}
+
+// Q4_1 and Q5_1 (x = d * q + m): the q part block by block with unsigned q, then after each group
+// of eight blocks (fewer at the row's end) lane s takes block s's min part,
+// (m * x.d) * (the exact sum of x's quants), in one fma (kernels.h).
+template <typename Block, void (*Unpack)(const Block&, uint8_t*)>
+float vec_dot_min32_q8_0(int64_t n, const Block* w, const block_q8_0* x) {
+  float acc[8] = {};
+  uint8_t q[QK4_0];
+  const int64_t blocks = n / QK4_0;
+  for (int64_t g = 0; g < blocks; g += 8) {
+    const int64_t end = std::min<int64_t>(blocks, g + 8);
+    for (int64_t b = g; b < end; ++b) {
+      Unpack(w[b], q);
+      const float d = fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d);
+      for (int j = 0; j < 8; ++j) {
+        int32_t p = 0;
+        for (int i = 4 * j; i < 4 * j + 4; ++i) p += q[i] * x[b].qs[i];
+        acc[j] = std::fma(d, float(p), acc[j]);
+      }
+    }
+    for (int64_t b = g; b < end; ++b) {
+      int32_t xsum = 0;
+      for (int i = 0; i < QK4_0; ++i) xsum += x[b].qs[i];
+      acc[b - g] = std::fma(fp16_to_fp32(w[b].m) * fp16_to_fp32(x[b].d), float(xsum), acc[b - g]);
+    }
+  }
+  return reduce8(acc);
+}
+
+void unpack_q4_1(const block_q4_1& b, uint8_t* q) { unpack_nibbles(b.qs, q); }
+void unpack_q5_1(const block_q5_1& b, uint8_t* q) { unpack_5bit(b.qh, b.qs, q); }
 
 float vec_dot_q6_K_q8_0(int64_t n, const block_q6_K* w, const block_q8_0* x) {
   float acc[8] = {};
@@ -111,6 +188,12 @@ float vec_dot_min_q8_0(int64_t n, const Block* w, const block_q8_0* x) {
 float vec_dot_f16_f32(int64_t n, const uint16_t* w, const float* x) {
   float acc[8] = {};
   for (int64_t i = 0; i < n; ++i) acc[i % 8] = std::fma(fp16_to_fp32(w[i]), x[i], acc[i % 8]);
+  return reduce8(acc);
+}
+
+float vec_dot_bf16_f32(int64_t n, const uint16_t* w, const float* x) {
+  float acc[8] = {};
+  for (int64_t i = 0; i < n; ++i) acc[i % 8] = std::fma(bf16_to_fp32(w[i]), x[i], acc[i % 8]);
   return reduce8(acc);
 }
 
@@ -228,6 +311,12 @@ constexpr Kernels kScalar = {
         {GgmlType::Q6_K, by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>()},
         {GgmlType::Q4_K, by_rows<block_q4_K, block_q8_0, vec_dot_min_q8_0<block_q4_K, unpack_q4_K>>()},
         {GgmlType::Q5_K, by_rows<block_q5_K, block_q8_0, vec_dot_min_q8_0<block_q5_K, unpack_q5_K>>()},
+        {GgmlType::Q4_1, by_rows<block_q4_1, block_q8_0, vec_dot_min32_q8_0<block_q4_1, unpack_q4_1>>()},
+        {GgmlType::Q5_0, by_rows<block_q5_0, block_q8_0, vec_dot_q5_0_q8_0>()},
+        {GgmlType::Q5_1, by_rows<block_q5_1, block_q8_0, vec_dot_min32_q8_0<block_q5_1, unpack_q5_1>>()},
+        {GgmlType::IQ4_NL, by_rows<block_iq4_nl, block_q8_0, vec_dot_iq4_nl_q8_0>()},
+        {GgmlType::IQ4_XS, by_rows<block_iq4_xs, block_q8_0, vec_dot_iq4_xs_q8_0>()},
+        {GgmlType::BF16, by_rows<uint16_t, float, vec_dot_bf16_f32>()},
     }),
     .vec_dot_f32 = vec_dot_f32,
     .rmsnorm = rmsnorm,

@@ -66,9 +66,14 @@ std::vector<RandomTensor> plan_tensors(const ModelConfig& c, const MakeOptions& 
     if (spec.split.unit == Unit::None) sigma = 1.0;               // the embedding
     else if (output) sigma = 3.0 * in_dim;                        // logits
     else if (spec.split.axis == Axis::Cols) sigma = residual / std::sqrt(fan_in);
-    const GgmlType type = o.mix ? mix_tensor_type(*o.mix, ti.name, ti.layer, c.n_layers, output)
-                                : output ? o.output_type : o.matrix_type;
-    t.push_back({ti.name, ne, type, 0.0f, uniform_amplitude(sigma)});
+    const GgmlType chosen = o.mix ? mix_tensor_type(*o.mix, ti.name, ti.layer, c.n_layers, output)
+                                  : output ? o.output_type : o.matrix_type;
+    // Rows that do not hold whole blocks: llama-quantize's fallback type, where it has one.
+    const std::optional<GgmlType> type = row_fallback(chosen, ne[0], output);
+    if (!type)
+      throw Error("make: " + ti.name + " has rows of " + std::to_string(ne[0]) + ", not a multiple of " +
+                  std::string(ggml_type_name(chosen)) + "'s " + std::to_string(ggml_block_elements(chosen)) + " elements");
+    t.push_back({ti.name, ne, *type, 0.0f, uniform_amplitude(sigma)});
   }
   return t;
 }

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "model/architecture.h"
 #include "tools/model_maker.h"
+#include "tools/quant_mix.h"
 
 namespace r1pi {
 
@@ -159,10 +160,10 @@ void check_shape(const ModelConfig& s, GgmlType matrix_type, GgmlType output_typ
                  const std::string& context) {
   s.check_sizes(context);
   // Every matrix's rows (dim long, ffn long for ffn_down, the query heads for attn_output) are
-  // quantised in whole blocks.
-  auto check_rows = [&](GgmlType type, uint64_t n, const char* what) {
+  // quantised in whole blocks, of the type or of llama-quantize's fallback for it (quant_mix.h).
+  auto check_rows = [&](GgmlType type, uint64_t n, const char* what, bool output = false) {
     const size_t block = ggml_block_elements(type);
-    if (n % block) {
+    if (!row_fallback(type, n, output)) {
       throw Error(context + ": " + what + " " + std::to_string(n) + " is not a multiple of " +
                   std::to_string(block) + ", the " + std::string(ggml_type_name(type)) + " block size");
     }
@@ -170,7 +171,7 @@ void check_shape(const ModelConfig& s, GgmlType matrix_type, GgmlType output_typ
   check_rows(matrix_type, s.dim, "dim");
   check_rows(matrix_type, s.ffn_dim, "FFN size");
   check_rows(matrix_type, s.q_dim(), "query size (heads x head size)");
-  if (!tied) check_rows(output_type, s.dim, "dim (for output.weight)");
+  if (!tied) check_rows(output_type, s.dim, "dim (for output.weight)", true);
 }
 
 }  // namespace r1pi

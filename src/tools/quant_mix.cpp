@@ -44,4 +44,22 @@ GgmlType mix_tensor_type(const QuantMix& mix, std::string_view name, uint32_t la
   return sensitive && use_more_bits(layer, n_layers) ? mix.more_bits : mix.base;
 }
 
+std::optional<GgmlType> row_fallback(GgmlType type, uint64_t ne0, bool output) {
+  auto fits = [ne0](GgmlType t) { return ne0 % ggml_block_elements(t) == 0; };
+  if (fits(type)) return type;
+  GgmlType instead;
+  if (output) {
+    instead = GgmlType::Q8_0;
+  } else {
+    switch (type) {
+      case GgmlType::Q4_K: instead = GgmlType::Q5_0; break;
+      case GgmlType::Q5_K: instead = GgmlType::Q5_1; break;
+      case GgmlType::Q6_K: instead = GgmlType::Q8_0; break;
+      case GgmlType::IQ4_XS: instead = GgmlType::IQ4_NL; break;
+      default: return std::nullopt;
+    }
+  }
+  return fits(instead) ? instead : GgmlType::F16;
+}
+
 }  // namespace r1pi

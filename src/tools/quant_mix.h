@@ -3,6 +3,7 @@
 // made file has the bytes per layer of the file people download.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,5 +27,11 @@ std::vector<std::string> quant_mix_names();
 // output.weight.
 GgmlType mix_tensor_type(const QuantMix& mix, std::string_view name, uint32_t layer, uint32_t n_layers,
                          bool output);
+
+// The type llama-quantize writes for a matrix it chose `type` for, whose rows are ne0 long: the
+// same where whole blocks fit; else, as llama-quant.cpp falls back, Q8_0 for output.weight and
+// Q5_0 for Q4_K, Q5_1 for Q5_K, Q8_0 for Q6_K, IQ4_NL for IQ4_XS, then F16 if even those do not
+// fit. Nothing when llama-quantize refuses the tensor (a 32-element type that does not fit).
+std::optional<GgmlType> row_fallback(GgmlType type, uint64_t ne0, bool output);
 
 }  // namespace r1pi

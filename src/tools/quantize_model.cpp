@@ -54,7 +54,8 @@ Target parse_target(const std::string& name) {
 GgmlType type_for(const Target& t, const GgufTensorInfo& info, uint32_t n_layers) {
   const bool output = info.name == "output.weight";
   if (t.mix) return mix_tensor_type(*t.mix, info.name, layer_of(info.name), n_layers, output);
-  const bool low_bits = t.type == GgmlType::Q4_0 || t.type == GgmlType::Q4_K || t.type == GgmlType::Q5_K;
+  // llama-quantize gives output.weight Q6_K for every block type but Q8_0 (and Q6_K itself).
+  const bool low_bits = ggml_block_elements(t.type) > 1 && t.type != GgmlType::Q8_0;
   return output && low_bits ? GgmlType::Q6_K : t.type;
 }
 
@@ -81,12 +82,13 @@ void quantize_model(const std::string& in_path, const std::string& out_path, con
       if (t.type != GgmlType::F32 && t.type != GgmlType::F16)
         throw Error(in_path + ": tensor " + t.name + " is " + std::string(ggml_type_name(t.type)) +
                     ": quantize reads F32 or F16 matrices (a file as llama.cpp's converter writes it)");
-      type = type_for(target, t, n_layers);
-      const uint64_t block = ggml_traits(type).block_elements;
-      if (t.ne[0] % block != 0)
+      const GgmlType chosen = type_for(target, t, n_layers);
+      const std::optional<GgmlType> fitting = row_fallback(chosen, t.ne[0], t.name == "output.weight");
+      if (!fitting)
         throw Error("quantize: tensor " + t.name + " has rows of " + std::to_string(t.ne[0]) + ", not a multiple of " +
-                    std::string(ggml_type_name(type)) + "'s " + std::to_string(block) + " (llama-quantize falls back to "
-                    "a 32-element type there; r1pi does not write those yet)");
+                    std::string(ggml_type_name(chosen)) + "'s " + std::to_string(ggml_block_elements(chosen)) +
+                    " elements (llama-quantize refuses it too; a K-quant or a mix falls back to a 32-element type)");
+      type = *fitting;
     }
     w.add_tensor(t.name, t.ne, type);
     types.push_back(type);
