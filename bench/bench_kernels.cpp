@@ -10,7 +10,7 @@
 // Every weight matrix is replicated to fill >= 1 GiB and the iterations rotate through the copies,
 // so that B = 1 reads memory, not the last-level cache. Shapes are the 8B model's (4096 x 4096:
 // wq/wo; 14336 x 4096: w1/w3; 4096 x 14336: w2; 128256 x 4096 Q6_K: the output matrix; Q4_K
-// and Q5_K as in a Q4_K_M file).
+// and Q5_K as in a Q4_K_M file; Q5_0 and IQ4_NL as llama-quantize's fallbacks).
 // Extra flags: --backends=avx2,scalar (default: all but scalar) --quick (fewer shapes)
 //   --chunk=N the shortest pool task in rows (default: linear.cpp's matmul_min_chunk).
 #include <benchmark/benchmark.h>
@@ -96,10 +96,10 @@ const WeightSet& weights(GgmlType t, int64_t rows, int64_t cols) {
   const size_t rb = row_bytes(t, cols);
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* row = m + size_t(r) * rb;
-    if (t == GgmlType::Q4_0) {
+    if (r1pi::ggml_block_elements(t) == 32) {  // Q4_0, Q5_0, IQ4_NL: d leads the block
       for (int64_t b = 0; b < cols / 32; ++b) {
         const uint16_t d = r1pi::fp32_to_fp16(0.001f + float(next() % 1000) * 1e-5f);
-        std::memcpy(row + b * sizeof(r1pi::block_q4_0), &d, 2);
+        std::memcpy(row + b * int64_t(r1pi::ggml_block_bytes(t)), &d, 2);
       }
     } else if (t == GgmlType::Q6_K) {
       for (int64_t b = 0; b < cols / 256; ++b) {
@@ -240,7 +240,8 @@ int main(int argc, char** argv) {
   std::vector<Shape> matvec = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096},
                                {GgmlType::Q4_0, 4096, 14336}, {GgmlType::Q6_K, 128256, 4096},
                                {GgmlType::Q4_K, 4096, 4096},  {GgmlType::Q4_K, 14336, 4096},
-                               {GgmlType::Q5_K, 4096, 4096}};
+                               {GgmlType::Q5_K, 4096, 4096},  {GgmlType::Q5_0, 4096, 4096},
+                               {GgmlType::IQ4_NL, 4096, 4096}};
   if (quick) matvec = {{GgmlType::Q4_0, 14336, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : matvec)

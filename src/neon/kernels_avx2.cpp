@@ -56,6 +56,8 @@ void matmul_q4_0_avx2(const MatmulArgs& a) {
 constexpr Kernels kAvx2 = x86_kernels("avx2", {
     {GgmlType::Q4_0, {.vec_dot = quant_entries<Q4_0Avx2<Avx2>>().vec_dot, .matmul = matmul_q4_0_avx2}},
     {GgmlType::Q8_0, quant_entries<Q8_0Policy<Avx2>>()},
+    {GgmlType::Q5_0, quant_entries<Q5_0Policy<Avx2>>()},
+    {GgmlType::IQ4_NL, quant_entries<Iq4NlPolicy<Avx2>>()},
     {GgmlType::Q6_K, quant_entries<Q6_KAvx2<Avx2>>()},
     {GgmlType::Q4_K, min_term_entries<Q4_KPolicy<Avx2>>()},
     {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<Avx2>>()},

@@ -22,6 +22,8 @@ struct AvxVnni {
 constexpr Kernels kAvx2Vnni = x86_kernels("avx2-vnni", {
     {GgmlType::Q4_0, quant_entries<Q4_0Vnni<AvxVnni>>()},
     {GgmlType::Q8_0, quant_entries<Q8_0Policy<AvxVnni>>()},
+    {GgmlType::Q5_0, quant_entries<Q5_0Policy<AvxVnni>>()},
+    {GgmlType::IQ4_NL, quant_entries<Iq4NlPolicy<AvxVnni>>()},
     {GgmlType::Q6_K, quant_entries<Q6_KVnni<AvxVnni>>()},
     {GgmlType::Q4_K, min_term_entries<Q4_KPolicy<AvxVnni>>()},
     {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<AvxVnni>>()},

@@ -162,6 +162,8 @@ constexpr Kernels avx512_kernels() {
       {GgmlType::F16, {.vec_dot = x86::vec_dot_f16, .matmul = matmul_f16_f32_512}},
       {GgmlType::Q4_0, {.vec_dot = quant_entries<Q4_0Pairs>().vec_dot, .matmul = matmul_q4_0_512}},
       {GgmlType::Q8_0, quant_entries<Q8_0Policy<Avx512>>()},
+      {GgmlType::Q5_0, quant_entries<Q5_0Policy<Avx512>>()},
+      {GgmlType::IQ4_NL, quant_entries<Iq4NlPolicy<Avx512>>()},
       {GgmlType::Q6_K, quant_entries<Q6_KPairs>()},
       {GgmlType::Q4_K, min_term_entries<Q4_KPolicy<Avx512>>()},
       {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<Avx512>>()},

@@ -52,6 +52,8 @@ constexpr Kernels make_table(const char* name) {
           {GgmlType::F16, entries<FloatOps<F16W>>()},
           {GgmlType::Q4_0, entries<QuantOps<Dot, Q4_0W>>()},
           {GgmlType::Q8_0, entries<QuantOps<Dot, Q8_0W>>()},
+          {GgmlType::Q5_0, entries<QuantOps<Dot, Q5_0W>>()},
+          {GgmlType::IQ4_NL, entries<QuantOps<Dot, Iq4NlW>>()},
           {GgmlType::Q6_K, entries<Q6KOps<Dot>>()},
           {GgmlType::Q4_K, entries<MinTermOps<Dot, block_q4_K, unpack_q4_K_neon>>()},
           {GgmlType::Q5_K, entries<MinTermOps<Dot, block_q5_K, unpack_q5_K_neon>>()},

@@ -54,6 +54,34 @@ struct Q4_0W {
   }
 };
 
+// Q5_0: Q4_0's nibbles, element j's fifth bit bit j of qh (a byte of qh per eight elements,
+// tested bit by bit), minus 16.
+struct Q5_0W {
+  using Block = block_q5_0;
+  static constexpr int kPerBlock = QK4_0;
+  static void decode(const Block& b, int8x16_t& w0, int8x16_t& w1) {
+    const uint8x16_t qs = vld1q_u8(b.qs);
+    const uint8x16_t bits = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ull));
+    const uint8x16_t sixteen = vdupq_n_u8(0x10);
+    const uint8x16_t h0 = vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(b.qh[0]), vdup_n_u8(b.qh[1])), bits), sixteen);
+    const uint8x16_t h1 = vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(b.qh[2]), vdup_n_u8(b.qh[3])), bits), sixteen);
+    w0 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(qs, vdupq_n_u8(0x0F)), h0)), vdupq_n_s8(16));
+    w1 = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(qs, 4), h1)), vdupq_n_s8(16));
+  }
+};
+
+// IQ4_NL: each nibble looked up in the sixteen levels (one table lookup per sixteen).
+struct Iq4NlW {
+  using Block = block_iq4_nl;
+  static constexpr int kPerBlock = QK4_0;
+  static void decode(const Block& b, int8x16_t& w0, int8x16_t& w1) {
+    const uint8x16_t qs = vld1q_u8(b.qs);
+    const int8x16_t levels = vld1q_s8(kvalues_iq4nl);
+    w0 = vqtbl1q_s8(levels, vandq_u8(qs, vdupq_n_u8(0x0F)));
+    w1 = vqtbl1q_s8(levels, vshrq_n_u8(qs, 4));
+  }
+};
+
 // ---- quantised dot products: R weight rows x T tokens ---------------------------------------
 
 // out[r][t] = the recipe's dot of row w[r] with token x[t], over nb 32-element blocks. Each (r, t)

@@ -139,6 +139,12 @@ inline uint16_t load_u16(const uint8_t* p) {
   return v;
 }
 
+inline uint32_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 // Calls f.template operator()<k>() for k = 0 .. N-1 (compile-time block index within a group).
 template <int N, class F>
 R1PI_INLINE void static_for(F&& f) {

@@ -1,6 +1,6 @@
 // The weight types' policies for the x86 quantised products (kernels_x86_quant.h), one per
 // instruction set where the unpacking differs: Q4_0Avx2 / Q4_0Vnni, Q6_KAvx2 / Q6_KVnni, and
-// Q8_0, Q4_K and Q5_K (the last two: kernels_x86_min_term.h) for all. Each is a template over the backend's Isa, which gives
+// Q8_0, Q5_0 and IQ4_NL (SignedBlockPolicy), Q4_K and Q5_K (kernels_x86_min_term.h) for all. Each is a template over the backend's Isa, which gives
 //   dot4_add(acc, u, s): acc + the sums of four u8 x s8 products per int32 lane (without VNNI,
 //     maddubs forms pair sums in int16, saturating: callers keep them in range, and madd adds the
 //     pairs; vpdpbusd sums in int32), and
@@ -110,13 +110,14 @@ struct Q4_0Vnni : Q4_0Base<I> {
   }
 };
 
-// Q8_0 weights are signed both ways: |w| <= 128 and |x| <= 127 (Q8_0 activations) keep the pair
-// sums of |w| * (x * sign(w)) within int16.
-template <class I>
-struct Q8_0Policy {
+// Types whose block is an fp16 d and 32 signed weights of at most 128 in magnitude: Q8_0, and
+// Q5_0 and IQ4_NL once unpacked (W::weights). The weights are signed both ways: |w| <= 128 and
+// |x| <= 127 (Q8_0 activations) keep the pair sums of |w| * (x * sign(w)) within int16.
+template <class I, class W>
+struct SignedBlockPolicy {
   using Isa = I;
   static constexpr int kGroup = 1;
-  static constexpr int64_t kBlockBytes = sizeof(block_q8_0);
+  static constexpr int64_t kBlockBytes = W::kBlockBytes;
   static constexpr int kRowsSingle = 4;
   static constexpr Corr kCorr = Corr::None;
   static constexpr bool kUnsignedX = false;
@@ -128,8 +129,8 @@ struct Q8_0Policy {
   using WN = W1;
   template <int k>
   static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
-    const uint8_t* blk = row + b * int64_t(sizeof(block_q8_0));
-    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    const uint8_t* blk = row + b * kBlockBytes;
+    const __m256i w = W::weights(blk);
     return {_mm256_abs_epi8(w), w, _mm256_broadcast_ss(lut + load_u16(blk))};
   }
   static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
@@ -145,6 +146,45 @@ struct Q8_0Policy {
     return lanes1(w, _mm256_load_si256(reinterpret_cast<const __m256i*>(xq)), __m256i());
   }
 };
+
+struct Q8_0Weights {
+  static constexpr int64_t kBlockBytes = sizeof(block_q8_0);
+  static R1PI_INLINE __m256i weights(const uint8_t* blk) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+  }
+};
+
+// Q5_0: the nibbles as Q4_0's, byte j's fifth bit bit j of qh (byte j / 8 of qh, moved to each
+// element by a shuffle within each 128-bit half, then tested), minus 16.
+struct Q5_0Weights {
+  static constexpr int64_t kBlockBytes = sizeof(block_q5_0);
+  static R1PI_INLINE __m256i weights(const uint8_t* blk) {
+    const __m256i qh = _mm256_set1_epi32(int32_t(load_u32(blk + 2)));
+    const __m256i spread = _mm256_shuffle_epi8(
+        qh, _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3,
+                             3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+                                          _mm256_set1_epi8(0x10));
+    return _mm256_sub_epi8(_mm256_or_si256(q4_nibbles(blk + 6), high), _mm256_set1_epi8(16));
+  }
+};
+
+// IQ4_NL: each nibble looked up in the sixteen levels (one byte shuffle).
+struct Iq4NlWeights {
+  static constexpr int64_t kBlockBytes = sizeof(block_iq4_nl);
+  static R1PI_INLINE __m256i weights(const uint8_t* blk) {
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+    return _mm256_shuffle_epi8(levels, q4_nibbles(blk + 2));
+  }
+};
+
+template <class I>
+using Q8_0Policy = SignedBlockPolicy<I, Q8_0Weights>;
+template <class I>
+using Q5_0Policy = SignedBlockPolicy<I, Q5_0Weights>;
+template <class I>
+using Iq4NlPolicy = SignedBlockPolicy<I, Iq4NlWeights>;
 
 // Q6_K: block k (0..7) of a super-block is its half h = k / 4, quarter g = k % 4 (q6_K_layout.h):
 // low bits ql[64h + 32(g & 1) + l] (low nibble for g < 2), high bits (qh[32h + l] >> 2g) & 3.
