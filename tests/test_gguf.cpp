@@ -51,10 +51,10 @@ TEST(GgmlType, BlockGeometryAndNames) {
   EXPECT_EQ(ggml_type_id_name(4), "");
   EXPECT_EQ(ggml_type_id_name(1000), "");
 
-  for (uint32_t id : {0u, 1u, 2u, 3u, 6u, 7u, 8u, 12u, 13u, 14u, 20u, 23u, 30u})
+  for (uint32_t id : {0u, 1u, 2u, 3u, 6u, 7u, 8u, 10u, 11u, 12u, 13u, 14u, 20u, 23u, 30u})
     EXPECT_TRUE(ggml_type_supported(id)) << id;
-  // Q8_1 (an activation type), Q2_K, Q3_K, IQ2_XXS, TQ1_0, and ids ggml never assigned.
-  for (uint32_t id : {9u, 10u, 11u, 16u, 34u, 1000u}) EXPECT_FALSE(ggml_type_supported(id)) << id;
+  // Q8_1 and Q8_K (activation types), IQ2_XXS, IQ3_S, TQ1_0, and ids ggml never assigned.
+  for (uint32_t id : {9u, 15u, 16u, 21u, 34u, 1000u}) EXPECT_FALSE(ggml_type_supported(id)) << id;
 }
 
 // ---------------------------------------------------------------------------------------------

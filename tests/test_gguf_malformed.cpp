@@ -156,8 +156,8 @@ TEST_F(GgufTest, RefusesDuplicateKey) {
 
 TEST_F(GgufTest, RefusesUnknownTensorType) {
   HandMade f = small_valid();
-  f.tensors[1].type = 11;
-  expect_refused(f, "tensor 'b' has unsupported type 11 (Q3_K)");
+  f.tensors[1].type = 16;
+  expect_refused(f, "tensor 'b' has unsupported type 16 (IQ2_XXS)");
   f.tensors[1].type = 4000;
   expect_refused(f, "tensor 'b' has unsupported type 4000");
 }

@@ -101,7 +101,7 @@ TEST(Backends, EmptyEntryFallsBackToScalar) {
       }
     }
   }
-  EXPECT_THROW(for_type(S(), GgmlType(11)), Error);  // Q3_K: no kernels
+  EXPECT_THROW(for_type(S(), GgmlType(16)), Error);  // IQ2_XXS: no kernels
 }
 
 TEST(Backends, DefaultIsTheFastest) {

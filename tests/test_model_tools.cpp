@@ -1,6 +1,8 @@
 // r1pi-model's pieces: ModelConfig::from_gguf, the random model maker, the llama2.c importer and
 // the CLI.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -100,30 +102,83 @@ TEST(MakeModel, TinyHasTheShapeTypesAndRopeFactors) {
   EXPECT_LT(norm_std, 0.1);
 }
 
-// llama-quantize's Q4_K_M and Q5_K_M: Q6_K for output.weight and for attn_v and ffn_down in the
-// layers use_more_bits picks (of 8: the first, the last, and 3 and 6), the base type elsewhere.
+// llama-quantize's mixes: output.weight Q6_K, the base type everywhere but in attn_v and ffn_down
+// in the layers each mix picks.
 TEST(MakeModel, KQuantMixesFollowLlamaQuantize) {
-  for (const char* name : {"q4_k_m", "Q5_K_M"}) {
-    MakeOptions o = quiet();
-    o.n_layers = 8;
-    o.mix = quant_mix_named(name);
-    ASSERT_NE(o.mix, nullptr) << name;
-    const std::string path = scratch_dir("make_mix") + "/" + std::string(o.mix->name) + ".gguf";
-    make_model(o, path);
-    const GgufFile f = GgufFile::open(path);
-    EXPECT_EQ(f.get_u32("general.file_type"), o.mix->file_type);
-    EXPECT_EQ(f.find_tensor("output.weight")->type, GgmlType::Q6_K);
-    EXPECT_EQ(f.find_tensor("token_embd.weight")->type, o.mix->base);
-    for (uint32_t layer = 0; layer < 8; ++layer) {
-      const bool more = layer == 0 || layer == 3 || layer == 6 || layer == 7;
+  // attn_v / ffn_down / attn_output per layer of 16, written out from llama-quant.cpp's rules (gqa:
+  // the tiny preset's 8 heads over 4 KV heads is 2; over 2 KV heads 4).
+  using T = GgmlType;
+  using PerLayer = std::function<T(uint32_t)>;
+  auto all = [](T t) { return PerLayer([t](uint32_t) { return t; }); };
+  auto below = [](uint32_t n, T lo, T hi) { return PerLayer([=](uint32_t l) { return l < n ? lo : hi; }); };
+  const std::vector<uint32_t> more_bits = {0, 1, 4, 7, 10, 13, 14, 15};  // use_more_bits(i, 16)
+  auto more = [&](T base) {
+    return PerLayer([=](uint32_t l) { return std::count(more_bits.begin(), more_bits.end(), l) ? T::Q6_K : base; });
+  };
+  struct Want {
+    const char* name;
+    uint32_t kv_heads;
+    T base;
+    PerLayer attn_v, ffn_down, attn_output;
+  };
+  const std::vector<Want> wants = {
+      {"q2_k", 4, T::Q2_K, all(T::Q3_K), all(T::Q3_K), all(T::Q3_K)},
+      {"q2_k", 2, T::Q2_K, all(T::Q4_K), all(T::Q3_K), all(T::Q3_K)},
+      {"q3_k_s", 4, T::Q3_K, all(T::Q3_K), all(T::Q3_K), all(T::Q3_K)},
+      {"q3_k_m", 4, T::Q3_K, below(2, T::Q5_K, T::Q4_K), below(1, T::Q5_K, T::Q4_K), all(T::Q4_K)},
+      {"q3_k_l", 4, T::Q3_K, all(T::Q5_K), all(T::Q5_K), all(T::Q5_K)},
+      {"q4_k_s", 4, T::Q4_K, below(4, T::Q5_K, T::Q4_K), below(2, T::Q5_K, T::Q4_K), all(T::Q4_K)},
+      {"q4_k_m", 4, T::Q4_K, more(T::Q4_K), more(T::Q4_K), all(T::Q4_K)},
+      {"Q5_K_S", 4, T::Q5_K, all(T::Q5_K), all(T::Q5_K), all(T::Q5_K)},
+      {"Q5_K_M", 4, T::Q5_K, more(T::Q5_K), more(T::Q5_K), all(T::Q5_K)},
+      {"iq4_xs", 4, T::IQ4_XS, all(T::IQ4_XS), below(2, T::Q5_K, T::IQ4_XS), all(T::IQ4_XS)},
+      {"iq4_xs", 2, T::IQ4_XS, all(T::Q5_K), below(2, T::Q5_K, T::IQ4_XS), all(T::IQ4_XS)},
+      {"iq4_nl", 2, T::IQ4_NL, all(T::Q5_K), below(2, T::Q5_K, T::IQ4_NL), all(T::IQ4_NL)},
+  };
+  // The rules, through the function both writers ask (a made file per mix would cost minutes
+  // under qemu).
+  for (const Want& w : wants) {
+    SCOPED_TRACE(std::string(w.name) + " kv " + std::to_string(w.kv_heads));
+    const QuantMix* mix = quant_mix_named(w.name);
+    ASSERT_NE(mix, nullptr);
+    const uint32_t gqa = 8 / w.kv_heads;
+    auto type = [&](const std::string& name, uint32_t layer, bool output = false) {
+      return mix_tensor_type(*mix, name, layer, 16, output, gqa);
+    };
+    EXPECT_EQ(type("output.weight", 0, true), T::Q6_K);
+    EXPECT_EQ(type("token_embd.weight", 0), w.base);
+    for (uint32_t layer = 0; layer < 16; ++layer) {
       const std::string blk = "blk." + std::to_string(layer) + ".";
-      for (const char* t : {"attn_v", "ffn_down"})
-        EXPECT_EQ(f.find_tensor(blk + t + ".weight")->type, more ? GgmlType::Q6_K : o.mix->base) << blk << t;
-      for (const char* t : {"attn_q", "attn_k", "attn_output", "ffn_gate", "ffn_up"})
-        EXPECT_EQ(f.find_tensor(blk + t + ".weight")->type, o.mix->base) << blk << t;
+      EXPECT_EQ(type(blk + "attn_v.weight", layer), w.attn_v(layer)) << blk;
+      EXPECT_EQ(type(blk + "ffn_down.weight", layer), w.ffn_down(layer)) << blk;
+      EXPECT_EQ(type(blk + "attn_output.weight", layer), w.attn_output(layer)) << blk;
+      for (const char* t : {"attn_q", "attn_k", "ffn_gate", "ffn_up"})
+        EXPECT_EQ(type(blk + t + ".weight", layer), w.base) << blk << t;
     }
   }
+  // A made file follows them (the maker passes the model's layers and heads).
+  MakeOptions o = quiet();
+  o.n_layers = 8;
+  o.n_kv_heads = 2;
+  o.mix = quant_mix_named("q3_k_m");
+  const std::string path = scratch_dir("make_mix") + "/q3_k_m.gguf";
+  make_model(o, path);
+  const GgufFile f = GgufFile::open(path);
+  EXPECT_EQ(f.get_u32("general.file_type"), 12u);
+  EXPECT_EQ(f.find_tensor("output.weight")->type, T::Q6_K);
+  for (uint32_t layer = 0; layer < 8; ++layer) {
+    const std::string blk = "blk." + std::to_string(layer) + ".";
+    EXPECT_EQ(f.find_tensor(blk + "attn_v.weight")->type, layer < 2 ? T::Q5_K : T::Q4_K) << blk;
+    EXPECT_EQ(f.find_tensor(blk + "ffn_down.weight")->type, T::Q4_K) << blk;  // 8 / 16 = 0 layers of Q5_K
+    EXPECT_EQ(f.find_tensor(blk + "attn_output.weight")->type, T::Q4_K) << blk;
+    EXPECT_EQ(f.find_tensor(blk + "ffn_up.weight")->type, T::Q3_K) << blk;
+  }
   EXPECT_EQ(quant_mix_named("q4_k_x"), nullptr);
+  // The file types llama.cpp gives them (LLAMA_FTYPE_MOSTLY_*).
+  const std::vector<std::pair<const char*, uint32_t>> file_types = {
+      {"q2_k", 10}, {"q3_k_s", 11}, {"q3_k_m", 12}, {"q3_k_l", 13}, {"q4_k_s", 14},
+      {"q4_k_m", 15}, {"q5_k_s", 16}, {"q5_k_m", 17}, {"iq4_nl", 25}, {"iq4_xs", 30}};
+  for (const auto& [name, file_type] : file_types) EXPECT_EQ(quant_mix_named(name)->file_type, file_type) << name;
 }
 
 // Every architecture of the registry, through its "tiny" preset: the maker writes its rows, the
@@ -618,6 +673,7 @@ TEST(ModelCli, MakeTypesComeFromTheTraits) {
   const std::string dir = scratch_dir("cli_types");
   for (const std::string& name : ggml_matrix_type_names()) {
     SCOPED_TRACE(name);
+    if (quant_mix_named(name)) continue;  // q2_k, iq4_nl, iq4_xs: llama-quantize's mixes of that name
     const std::string path = dir + "/" + name + ".gguf";
     const auto made = test::run_command(tool + " make --no-progress --layers 1 --type " + name +
                                         " --output-type " + name + " -o " + path);
@@ -627,9 +683,9 @@ TEST(ModelCli, MakeTypesComeFromTheTraits) {
     EXPECT_EQ(f.find_tensor("output.weight")->type, *ggml_matrix_type_named(name));
     EXPECT_EQ(f.get_u32("general.file_type"), ggml_traits(*ggml_matrix_type_named(name)).file_type);
   }
-  const auto refused = test::run_command(tool + " make --type q3_k -o " + dir + "/no.gguf");
+  const auto refused = test::run_command(tool + " make --type iq2_xxs -o " + dir + "/no.gguf");
   EXPECT_NE(refused.exit_code, 0);
-  EXPECT_NE(refused.output.find("q3_k"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("iq2_xxs"), std::string::npos) << refused.output;
 }
 
 TEST(ModelCli, FullDiskIsAnErrorAndLeavesNoFile) {

@@ -348,7 +348,7 @@ TEST(QuantizeRow, RefusesPartialBlocksAndUnknownTypes) {
   EXPECT_THROW(quantize_row(GgmlType::Q4_0, x.data(), out.data(), 40), Error);
   EXPECT_THROW(quantize_row(GgmlType::Q6_K, x.data(), out.data(), 288), Error);
   EXPECT_THROW(dequantize_row(GgmlType::Q8_0, out.data(), x.data(), 33), Error);
-  EXPECT_THROW(dequantize_row(GgmlType(11), out.data(), x.data(), 256), Error);  // Q3_K
+  EXPECT_THROW(dequantize_row(GgmlType(16), out.data(), x.data(), 256), Error);  // IQ2_XXS
 }
 
 }  // namespace

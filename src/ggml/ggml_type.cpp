@@ -53,6 +53,14 @@ constexpr GgmlTypeTraits kTraits[] = {
      .block_bytes = sizeof(block_q8_0), .holds_matrix = true, .file_type = 7,
      .dequantize = dequantize_as<block_q8_0, dequantize_row_q8_0>,
      .quantize = quantize_as<block_q8_0, quantize_row_q8_0_ref>},
+    {.type = GgmlType::Q2_K, .name = "Q2_K", .block_elements = QK_K,
+     .block_bytes = sizeof(block_q2_K), .holds_matrix = true, .file_type = 10,
+     .dequantize = dequantize_as<block_q2_K, dequantize_row_q2_K>,
+     .quantize = quantize_as<block_q2_K, quantize_row_q2_K_ref>},
+    {.type = GgmlType::Q3_K, .name = "Q3_K", .block_elements = QK_K,
+     .block_bytes = sizeof(block_q3_K), .holds_matrix = true, .file_type = 11,  // Q3_K_S
+     .dequantize = dequantize_as<block_q3_K, dequantize_row_q3_K>,
+     .quantize = quantize_as<block_q3_K, quantize_row_q3_K_ref>},
     {.type = GgmlType::Q4_K, .name = "Q4_K", .block_elements = QK_K,
      .block_bytes = sizeof(block_q4_K), .holds_matrix = true, .file_type = 15,  // Q4_K_M
      .dequantize = dequantize_as<block_q4_K, dequantize_row_q4_K>,

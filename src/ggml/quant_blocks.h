@@ -80,6 +80,27 @@ struct block_q6_K {
 };
 static_assert(sizeof(block_q6_K) == 210);
 
+// Q2_K: 256 values in 16 sub-blocks of 16, x = d * (scales[s] & 15) * q - dmin * (scales[s] >> 4),
+// q in 0..3; the quants two bits each, as q23_K_layout.h says.
+struct block_q2_K {
+  uint8_t scales[QK_K / 16];
+  uint8_t qs[QK_K / 4];
+  uint16_t d;
+  uint16_t dmin;
+};
+static_assert(sizeof(block_q2_K) == 84);
+
+// Q3_K: 256 values in 16 sub-blocks of 16, x = d * (scale_s - 32) * q, q in -4..3 (two low bits in
+// qs, a high bit in hmask that, when clear, takes 4 off); sixteen 6-bit scales packed in 12 bytes
+// (q23_K_layout.h).
+struct block_q3_K {
+  uint8_t hmask[QK_K / 8];
+  uint8_t qs[QK_K / 4];
+  uint8_t scales[12];
+  uint16_t d;
+};
+static_assert(sizeof(block_q3_K) == 110);
+
 // Q4_K: 256 values in 8 sub-blocks of 32, x = d * sc[j] * q - dmin * m[j], q in 0..15; the
 // 6-bit sc and m of each sub-block packed in scales[] (q4_K_layout.h), the quants in chunks of 64
 // (qs[32c + l]: low nibble element 64c + l, high nibble element 64c + 32 + l).

@@ -1,6 +1,6 @@
 // Quantisation and dequantisation of rows (plain reference code; also what the model maker uses).
 //
-// Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and BF16 quantise exactly as ggml's
+// Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and BF16 quantise exactly as ggml's
 // reference quantisers (quantize_row_q4_0_ref, quantize_row_q4_K_ref, ...; the IQ4 types without
 // an importance matrix) so that r1pi-model writes the bytes llama.cpp's tools would.
 // Q8_0 is r1pi's activation quantiser, defined once for every backend:
@@ -20,6 +20,8 @@ void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n);
 void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n);
 void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n);
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n);
+void quantize_row_q2_K_ref(const float* x, block_q2_K* y, int64_t n);
+void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n);
 void quantize_row_q4_1_ref(const float* x, block_q4_1* y, int64_t n);
 void quantize_row_q5_0_ref(const float* x, block_q5_0* y, int64_t n);
 void quantize_row_q5_1_ref(const float* x, block_q5_1* y, int64_t n);
@@ -33,6 +35,8 @@ void dequantize_row_q4_K(const block_q4_K* x, float* y, int64_t n);
 void dequantize_row_q5_K(const block_q5_K* x, float* y, int64_t n);
 void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n);
 void dequantize_row_f16(const uint16_t* x, float* y, int64_t n);
+void dequantize_row_q2_K(const block_q2_K* x, float* y, int64_t n);
+void dequantize_row_q3_K(const block_q3_K* x, float* y, int64_t n);
 void dequantize_row_q4_1(const block_q4_1* x, float* y, int64_t n);
 void dequantize_row_q5_0(const block_q5_0* x, float* y, int64_t n);
 void dequantize_row_q5_1(const block_q5_1* x, float* y, int64_t n);

@@ -1,11 +1,14 @@
-// Q4_K and Q5_K as ggml's reference quantisers (quantize_row_q4_K_ref, quantize_row_q5_K_ref:
-// make_qkx2_quants with weights |x| + rms, no importance matrix), so that r1pi-model writes the
-// bytes llama.cpp's tools would; and their dequantisers. Layout: q4_K_layout.h.
+// The K-quants with a min term as ggml's reference quantisers: Q4_K and Q5_K (quantize_row_q4_K_ref,
+// quantize_row_q5_K_ref: make_qkx2_quants with weights |x| + rms) and Q2_K (quantize_row_q2_K_ref:
+// the same fit over 16 elements, weights |x|, absolute errors), no importance matrix, so that
+// r1pi-model writes the bytes llama.cpp's tools would; and their dequantisers. Layouts:
+// q4_K_layout.h, q23_K_layout.h.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "ggml/fp16.h"
+#include "ggml/q23_K_layout.h"
 #include "ggml/q4_K_layout.h"
 #include "ggml/quantize.h"
 #include "ggml/round_even.h"
@@ -26,14 +29,14 @@ struct Fit {
 // squared error: starts from offset min(x, 0) and the range up to max x, then tries nstep + 1
 // scales (rmin + rdelta * is + nmax) / (max x - offset), each with the least-squares scale and
 // offset for its integers, keeping the best. As in ggml, a trial that wins moves the offset the
-// later trials quantise from and divide by. Every operation a separately rounded float one in
-// ggml's order.
-Fit fit_with_offset(const float* x, const float* w, uint8_t* L, int nmax, float rmin, float rdelta,
-                    int nstep) {
+// later trials quantise from and divide by. Errors are squared, or absolute with use_mad (Q2_K).
+// Every operation a separately rounded float one in ggml's order.
+Fit fit_with_offset(const float* x, const float* w, uint8_t* L, int n, int nmax, float rmin, float rdelta,
+                    int nstep, bool use_mad = false) {
   float lo = x[0], hi = x[0];
   float sum_w = w[0];
   float sum_x = sum_w * x[0];
-  for (int i = 1; i < kSub; ++i) {
+  for (int i = 1; i < n; ++i) {
     if (x[i] < lo) lo = x[i];
     if (x[i] > hi) hi = x[i];
     sum_w += w[i];
@@ -41,7 +44,7 @@ Fit fit_with_offset(const float* x, const float* w, uint8_t* L, int nmax, float 
   }
   if (lo > 0) lo = 0;
   if (hi == lo) {
-    std::fill(L, L + kSub, uint8_t(0));
+    std::fill(L, L + n, uint8_t(0));
     return {0.0f, -lo};
   }
   float offset = lo;
@@ -50,21 +53,21 @@ Fit fit_with_offset(const float* x, const float* w, uint8_t* L, int nmax, float 
   };
   auto error = [&](float scale, float offset, const uint8_t* q) {
     float e = 0.0f;
-    for (int i = 0; i < kSub; ++i) {
+    for (int i = 0; i < n; ++i) {
       const float diff = (scale * float(q[i]) + offset) - x[i];
-      e += w[i] * (diff * diff);
+      e += w[i] * (use_mad ? std::fabs(diff) : diff * diff);
     }
     return e;
   };
   float iscale = float(nmax) / (hi - lo);
   float scale = 1.0f / iscale;
-  for (int i = 0; i < kSub; ++i) L[i] = quant(iscale, x[i]);
+  for (int i = 0; i < n; ++i) L[i] = quant(iscale, x[i]);
   float best = error(scale, offset, L);
   uint8_t trial[kSub];
   for (int is = 0; is <= nstep; ++is) {
     iscale = (rmin + rdelta * float(is) + float(nmax)) / (hi - offset);
     float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
-    for (int i = 0; i < kSub; ++i) {
+    for (int i = 0; i < n; ++i) {
       trial[i] = quant(iscale, x[i]);
       const float wl = w[i] * float(trial[i]);
       sum_l += wl;
@@ -81,7 +84,7 @@ Fit fit_with_offset(const float* x, const float* w, uint8_t* L, int nmax, float 
     }
     const float e = error(s, o, trial);
     if (e < best) {
-      std::memcpy(L, trial, kSub);
+      std::memcpy(L, trial, size_t(n));
       best = e;
       scale = s;
       offset = o;
@@ -104,7 +107,7 @@ void quantize_super_block(const float* x, int nmax, float rmin, int nstep, uint1
     for (int l = 0; l < kSub; ++l) sum_x2 += xj[l] * xj[l];
     const float rms = std::sqrt(sum_x2 / float(kSub));
     for (int l = 0; l < kSub; ++l) weights[l] = rms + std::fabs(xj[l]);
-    fits[j] = fit_with_offset(xj, weights, L + kSub * j, nmax, rmin, 0.1f, nstep);
+    fits[j] = fit_with_offset(xj, weights, L + kSub * j, kSub, nmax, rmin, 0.1f, nstep);
     if (fits[j].scale > max_scale) max_scale = fits[j].scale;
     if (fits[j].min > max_min) max_min = fits[j].min;
   }
@@ -187,6 +190,64 @@ void dequantize_row_q5_K(const block_q5_K* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n / QK_K; ++i, y += QK_K) {
     unpack_q5_K(x[i], q);
     dequantize_super_block(x[i].d, x[i].dmin, x[i].scales, q, y);
+  }
+}
+
+// Q2_K: per 16-element sub-block a fitted scale and min (weights |x|, absolute errors), both
+// quantised to 4 bits against the super-block's largest; then every value requantised against
+// what the block stores.
+void quantize_row_q2_K_ref(const float* x, block_q2_K* y, int64_t n) {
+  constexpr int kSub16 = 16, kSubs16 = QK_K / 16;
+  uint8_t L[QK_K];
+  for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K) {
+    float weights[kSub16];
+    Fit fits[kSubs16];
+    float max_scale = 0.0f, max_min = 0.0f;
+    for (int j = 0; j < kSubs16; ++j) {
+      for (int l = 0; l < kSub16; ++l) weights[l] = std::fabs(x[kSub16 * j + l]);
+      fits[j] = fit_with_offset(x + kSub16 * j, weights, L + kSub16 * j, kSub16, 3, -0.5f, 0.1f, 15, true);
+      if (fits[j].scale > max_scale) max_scale = fits[j].scale;
+      if (fits[j].min > max_min) max_min = fits[j].min;
+    }
+    block_q2_K& b = y[i];
+    if (max_scale > 0) {
+      const float iscale = 15.0f / max_scale;
+      for (int j = 0; j < kSubs16; ++j) b.scales[j] = uint8_t(nearest_int(iscale * fits[j].scale));
+      b.d = fp32_to_fp16(max_scale / 15.0f);
+    } else {
+      std::memset(b.scales, 0, sizeof b.scales);
+      b.d = fp32_to_fp16(0.0f);
+    }
+    if (max_min > 0) {
+      const float iscale = 15.0f / max_min;
+      for (int j = 0; j < kSubs16; ++j) b.scales[j] = uint8_t(b.scales[j] | (nearest_int(iscale * fits[j].min) << 4));
+      b.dmin = fp32_to_fp16(max_min / 15.0f);
+    } else {
+      b.dmin = fp32_to_fp16(0.0f);
+    }
+    for (int j = 0; j < kSubs16; ++j) {
+      const float d = fp16_to_fp32(b.d) * float(b.scales[j] & 0xF);
+      if (d == 0.0f) continue;
+      const float dm = fp16_to_fp32(b.dmin) * float(b.scales[j] >> 4);
+      for (int l = 0; l < kSub16; ++l)
+        L[kSub16 * j + l] = uint8_t(std::max(0, std::min(3, nearest_int((x[kSub16 * j + l] + dm) / d))));
+    }
+    for (int h = 0; h < 2; ++h)
+      for (int l = 0; l < 32; ++l)
+        b.qs[32 * h + l] = uint8_t(L[128 * h + l] | (L[128 * h + l + 32] << 2) | (L[128 * h + l + 64] << 4) |
+                                   (L[128 * h + l + 96] << 6));
+  }
+}
+
+void dequantize_row_q2_K(const block_q2_K* x, float* y, int64_t n) {
+  uint8_t q[QK_K];
+  for (int64_t i = 0; i < n / QK_K; ++i, y += QK_K) {
+    const float d = fp16_to_fp32(x[i].d), dmin = fp16_to_fp32(x[i].dmin);
+    unpack_q2_K(x[i], q);
+    for (int s = 0; s < QK_K / 16; ++s) {
+      const float dl = d * float(x[i].scales[s] & 0xF), ml = dmin * float(x[i].scales[s] >> 4);
+      for (int l = 0; l < 16; ++l) y[16 * s + l] = dl * float(q[16 * s + l]) - ml;
+    }
   }
 }
 

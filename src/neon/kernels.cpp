@@ -143,6 +143,8 @@ constexpr TypeRow kTypes[] = {
     {GgmlType::IQ4_NL, GgmlType::Q8_0},
     {GgmlType::IQ4_XS, GgmlType::Q8_0},
     {GgmlType::BF16, GgmlType::F32},
+    {GgmlType::Q2_K, GgmlType::Q8_0},
+    {GgmlType::Q3_K, GgmlType::Q8_0},
 };
 static_assert([] {
   if (std::size(kTypes) != kKernelTypes.size()) return false;

@@ -13,7 +13,9 @@
 //       (Q4_0: (q - 8) * x.q, element i < 16 being the low nibble of qs[i] and 16 + i its high nibble;
 //        Q8_0: w.q * x.q;
 //        Q6_K: scales[s] * (q6 - 32) * x.q, s the 16-element sub-block that holds the four elements;
-//        Q5_0: (q5 - 16) * x.q; IQ4_NL and IQ4_XS: kvalues_iq4nl[q] * x.q)
+//        Q5_0: (q5 - 16) * x.q; IQ4_NL and IQ4_XS: kvalues_iq4nl[q] * x.q;
+//        Q3_K: (scale_s - 32) * q3 * x.q and Q2_K: (scales[s] & 15) * q2 * x.q, s the 16-element
+//        sub-block of the four elements, as Q6_K)
 //     d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d)      (Q6_K: w.d is the super-block's d;
 //       IQ4_XS: (fp16_to_fp32(w.d) * fp16_to_fp32(x.d)) * (float)(scale_b - 32), as Q4_K's q part)
 //     acc[j] = fma(d_b, (float)p_bj, acc[j])
@@ -53,6 +55,10 @@
 //     exact; |min_s * sum| <= 63 * 32 * 127 keeps the float exact).
 //   So each lane takes one fma per block plus one per super-block, eight at a time in vectors,
 //   and the backends need no per-block scalar work on the accumulators' chains.
+// Q2_K (16-element sub-blocks, 4-bit scale and min) takes the same shape with the scale in the
+//   lane's integer sum (above) and the min part of each 32-element block k (its sub-blocks 2k and
+//   2k+1) in lane k: acc[k] = fma(-(dmin * x_k.d), (float)(min_2k * the sum of x_k's first 16
+//   quants + min_2k+1 * the sum of its last 16), acc[k]) (exact: at most 2 * 15 * 16 * 127).
 // Q4_1 and Q5_1 (x = d * q + m, q unsigned, 32-element blocks) take the same shape with eight
 //   consecutive blocks as the super-block: the q part of blocks 8g .. 8g+7 with
 //   d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d), then lane s takes block 8g + s's min part,
@@ -111,7 +117,7 @@ struct WeightedSumArgs {
 inline constexpr std::array kKernelTypes = {
     GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0,   GgmlType::Q8_0,   GgmlType::Q6_K, GgmlType::Q4_K,
     GgmlType::Q5_K, GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::IQ4_NL,
-    GgmlType::IQ4_XS, GgmlType::BF16};
+    GgmlType::IQ4_XS, GgmlType::BF16, GgmlType::Q2_K,   GgmlType::Q3_K};
 
 // The place of a type in kKernelTypes; kKernelTypes.size() for a type without kernels.
 constexpr size_t kernel_type_index(GgmlType type) {

@@ -7,6 +7,7 @@
 #include "neon/kernels.h"
 #include "ggml/bf16.h"
 #include "ggml/legacy_layout.h"
+#include "ggml/q23_K_layout.h"
 #include "ggml/q4_K_layout.h"
 #include "ggml/q6_K_layout.h"
 #include "ggml/quantize.h"
@@ -126,24 +127,60 @@ float vec_dot_min32_q8_0(int64_t n, const Block* w, const block_q8_0* x) {
 void unpack_q4_1(const block_q4_1& b, uint8_t* q) { unpack_nibbles(b.qs, q); }
 void unpack_q5_1(const block_q5_1& b, uint8_t* q) { unpack_5bit(b.qh, b.qs, q); }
 
+
+// The q part of a super-block of 16-element sub-blocks (Q6_K, Q3_K, Q2_K; q its 256 integer
+// values): the super-block spans 8 Q8_0 blocks, and a lane's four elements share one sub-block,
+// so its sum is that sub-block's scale times the four integer products, then fma(d * x.d, p).
+template <typename Q, typename Scale>
+void accumulate_sixteens(float* acc, const Q* q, Scale scale, float dw, const block_q8_0* x) {
+  for (int k = 0; k < QK_K / QK8_0; ++k) {
+    const float d = dw * fp16_to_fp32(x[k].d);
+    for (int j = 0; j < 8; ++j) {
+      int32_t p = 0;
+      for (int i = 4 * j; i < 4 * j + 4; ++i) p += q[QK8_0 * k + i] * x[k].qs[i];
+      acc[j] = std::fma(d, float(p * scale((QK8_0 * k + 4 * j) / 16)), acc[j]);
+    }
+  }
+}
+
 float vec_dot_q6_K_q8_0(int64_t n, const block_q6_K* w, const block_q8_0* x) {
   float acc[8] = {};
   int8_t q[QK_K];
   for (int64_t sb = 0; sb < n / QK_K; ++sb) {
     unpack_q6_K(w[sb], q);
-    const float dw = fp16_to_fp32(w[sb].d);
-    // The super-block spans 8 Q8_0 blocks. A lane's four elements share one 16-element
-    // sub-block, so its sum is that sub-block's scale times the four integer products.
+    accumulate_sixteens(acc, q, [&](int s) { return int(w[sb].scales[s]); }, fp16_to_fp32(w[sb].d),
+                        x + sb * (QK_K / QK8_0));
+  }
+  return reduce8(acc);
+}
+
+// Q3_K: the scale of sub-block s is its code - 32.
+float vec_dot_q3_K_q8_0(int64_t n, const block_q3_K* w, const block_q8_0* x) {
+  float acc[8] = {};
+  int8_t q[QK_K];
+  for (int64_t sb = 0; sb < n / QK_K; ++sb) {
+    unpack_q3_K(w[sb], q);
+    accumulate_sixteens(acc, q, [&](int s) { return q3_K_scale_code(w[sb].scales, s) - 32; },
+                        fp16_to_fp32(w[sb].d), x + sb * (QK_K / QK8_0));
+  }
+  return reduce8(acc);
+}
+
+// Q2_K: the q part with the 4-bit scale, then lane k takes block k's min part over its two
+// 16-element sub-blocks (kernels.h).
+float vec_dot_q2_K_q8_0(int64_t n, const block_q2_K* w, const block_q8_0* x) {
+  float acc[8] = {};
+  uint8_t q[QK_K];
+  for (int64_t sb = 0; sb < n / QK_K; ++sb) {
+    unpack_q2_K(w[sb], q);
+    const block_q8_0* xs = x + sb * (QK_K / QK8_0);
+    accumulate_sixteens(acc, q, [&](int s) { return w[sb].scales[s] & 0xF; }, fp16_to_fp32(w[sb].d), xs);
+    const float dminw = fp16_to_fp32(w[sb].dmin);
     for (int k = 0; k < QK_K / QK8_0; ++k) {
-      const block_q8_0& xb = x[sb * (QK_K / QK8_0) + k];
-      const int8_t* qk = q + QK8_0 * k;
-      const float d = dw * fp16_to_fp32(xb.d);
-      for (int j = 0; j < 8; ++j) {
-        int32_t p = 0;
-        for (int i = 4 * j; i < 4 * j + 4; ++i) p += qk[i] * xb.qs[i];
-        p *= w[sb].scales[(QK8_0 * k + 4 * j) / 16];
-        acc[j] = std::fma(d, float(p), acc[j]);
-      }
+      int32_t lo = 0, hi = 0;
+      for (int i = 0; i < 16; ++i) lo += xs[k].qs[i], hi += xs[k].qs[16 + i];
+      const int32_t m = (w[sb].scales[2 * k] >> 4) * lo + (w[sb].scales[2 * k + 1] >> 4) * hi;
+      acc[k] = std::fma(-(dminw * fp16_to_fp32(xs[k].d)), float(m), acc[k]);
     }
   }
   return reduce8(acc);
@@ -317,6 +354,8 @@ constexpr Kernels kScalar = {
         {GgmlType::IQ4_NL, by_rows<block_iq4_nl, block_q8_0, vec_dot_iq4_nl_q8_0>()},
         {GgmlType::IQ4_XS, by_rows<block_iq4_xs, block_q8_0, vec_dot_iq4_xs_q8_0>()},
         {GgmlType::BF16, by_rows<uint16_t, float, vec_dot_bf16_f32>()},
+        {GgmlType::Q2_K, by_rows<block_q2_K, block_q8_0, vec_dot_q2_K_q8_0>()},
+        {GgmlType::Q3_K, by_rows<block_q3_K, block_q8_0, vec_dot_q3_K_q8_0>()},
     }),
     .vec_dot_f32 = vec_dot_f32,
     .rmsnorm = rmsnorm,

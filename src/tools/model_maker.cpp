@@ -66,7 +66,8 @@ std::vector<RandomTensor> plan_tensors(const ModelConfig& c, const MakeOptions& 
     if (spec.split.unit == Unit::None) sigma = 1.0;               // the embedding
     else if (output) sigma = 3.0 * in_dim;                        // logits
     else if (spec.split.axis == Axis::Cols) sigma = residual / std::sqrt(fan_in);
-    const GgmlType chosen = o.mix ? mix_tensor_type(*o.mix, ti.name, ti.layer, c.n_layers, output)
+    const GgmlType chosen = o.mix ? mix_tensor_type(*o.mix, ti.name, ti.layer, c.n_layers, output,
+                                                    c.n_kv_heads ? c.n_heads / c.n_kv_heads : 1)
                                   : output ? o.output_type : o.matrix_type;
     // Rows that do not hold whole blocks: llama-quantize's fallback type, where it has one.
     const std::optional<GgmlType> type = row_fallback(chosen, ne[0], output);

@@ -29,6 +29,17 @@ uint32_t count_layers(const GgufFile& f) {
   return n;
 }
 
+// Query heads per KV head (some mixes give attn_v more bits from 4 on); 1 when the file does not
+// say.
+uint32_t query_heads_per_kv_head(const GgufFile& f) {
+  if (!f.find("general.architecture")) return 1;
+  const std::string arch = f.get_string("general.architecture");
+  const std::string heads = arch + ".attention.head_count", kv = arch + ".attention.head_count_kv";
+  if (!f.find(heads)) return 1;
+  const uint32_t n_heads = f.get_u32(heads), n_kv = f.find(kv) ? f.get_u32(kv) : n_heads;
+  return n_kv ? n_heads / n_kv : 1;
+}
+
 struct Target {
   const QuantMix* mix = nullptr;
   GgmlType type = GgmlType::F32;  // without a mix
@@ -51,9 +62,9 @@ Target parse_target(const std::string& name) {
   return t;
 }
 
-GgmlType type_for(const Target& t, const GgufTensorInfo& info, uint32_t n_layers) {
+GgmlType type_for(const Target& t, const GgufTensorInfo& info, uint32_t n_layers, uint32_t gqa) {
   const bool output = info.name == "output.weight";
-  if (t.mix) return mix_tensor_type(*t.mix, info.name, layer_of(info.name), n_layers, output);
+  if (t.mix) return mix_tensor_type(*t.mix, info.name, layer_of(info.name), n_layers, output, gqa);
   // llama-quantize gives output.weight Q6_K for every block type but Q8_0 (and Q6_K itself).
   const bool low_bits = ggml_block_elements(t.type) > 1 && t.type != GgmlType::Q8_0;
   return output && low_bits ? GgmlType::Q6_K : t.type;
@@ -65,7 +76,7 @@ void quantize_model(const std::string& in_path, const std::string& out_path, con
                     bool progress) {
   const Target target = parse_target(type_name);
   const GgufFile in = GgufFile::open(in_path);
-  const uint32_t n_layers = count_layers(in);
+  const uint32_t n_layers = count_layers(in), gqa = query_heads_per_kv_head(in);
 
   GgufWriter w(uint32_t(in.alignment()));
   for (const auto& [key, value] : in.metadata()) {
@@ -82,7 +93,7 @@ void quantize_model(const std::string& in_path, const std::string& out_path, con
       if (t.type != GgmlType::F32 && t.type != GgmlType::F16)
         throw Error(in_path + ": tensor " + t.name + " is " + std::string(ggml_type_name(t.type)) +
                     ": quantize reads F32 or F16 matrices (a file as llama.cpp's converter writes it)");
-      const GgmlType chosen = type_for(target, t, n_layers);
+      const GgmlType chosen = type_for(target, t, n_layers, gqa);
       const std::optional<GgmlType> fitting = row_fallback(chosen, t.ne[0], t.name == "output.weight");
       if (!fitting)
         throw Error("quantize: tensor " + t.name + " has rows of " + std::to_string(t.ne[0]) + ", not a multiple of " +

@@ -35,6 +35,8 @@ const Case kCases[] = {
     {r1pi::GgmlType::Q5_1, true, "dequantize_row_q5_1"},
     // r1pi's Q8_0 quantiser rounds ties to even (its activation quantiser); ggml's rounds away.
     {r1pi::GgmlType::Q8_0, false, "dequantize_row_q8_0"},
+    {r1pi::GgmlType::Q2_K, true, "dequantize_row_q2_K"},
+    {r1pi::GgmlType::Q3_K, true, "dequantize_row_q3_K"},
     {r1pi::GgmlType::Q4_K, true, "dequantize_row_q4_K"},
     {r1pi::GgmlType::Q5_K, true, "dequantize_row_q5_K"},
     {r1pi::GgmlType::Q6_K, true, "dequantize_row_q6_K"},
