@@ -67,8 +67,13 @@ TEST(QuantizeModel, F32FileBecomesTheMakersFileOfEveryMixAndType) {
   }
 }
 
-TEST(QuantizeModel, F16MatricesAreRead) {
+TEST(QuantizeModel, F16AndBF16MatricesAreRead) {
   const std::string dir = scratch_dir("quantize_f16");
+  MakeOptions b = tiny(2);
+  b.matrix_type = b.output_type = GgmlType::BF16;
+  make_model(b, dir + "/bf16.gguf");
+  quantize_model(dir + "/bf16.gguf", dir + "/qb.gguf", "q8_0", false);
+  EXPECT_EQ(GgufFile::open(dir + "/qb.gguf").find_tensor("blk.0.attn_q.weight")->type, GgmlType::Q8_0);
   MakeOptions o = tiny(2);
   o.matrix_type = o.output_type = GgmlType::F16;
   make_model(o, dir + "/f16.gguf");

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   bool quantize_no_progress = false;
   CLI::App* quantize_cmd = app.add_subcommand(
       "quantize", "rewrite an F32/F16 GGUF with its matrices in a weight type or llama-quantize's mix");
-  quantize_cmd->add_option("IN", quantize_in, "F32 or F16 GGUF file")->required();
+  quantize_cmd->add_option("IN", quantize_in, "F32, F16 or BF16 GGUF file")->required();
   quantize_cmd->add_option("OUT", quantize_out, "GGUF file to write")->required();
   quantize_cmd->add_option("TYPE", quantize_type, "q4_k_m, q5_k_m, q8_0, q4_0, q4_k, q5_k, q6_k, f16 (any case)")
       ->required();

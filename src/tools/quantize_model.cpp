@@ -90,9 +90,9 @@ void quantize_model(const std::string& in_path, const std::string& out_path, con
   for (const GgufTensorInfo& t : in.tensors()) {
     GgmlType type = t.type;
     if (t.ne.size() >= 2) {
-      if (t.type != GgmlType::F32 && t.type != GgmlType::F16)
+      if (t.type != GgmlType::F32 && t.type != GgmlType::F16 && t.type != GgmlType::BF16)
         throw Error(in_path + ": tensor " + t.name + " is " + std::string(ggml_type_name(t.type)) +
-                    ": quantize reads F32 or F16 matrices (a file as llama.cpp's converter writes it)");
+                    ": quantize reads F32, F16 or BF16 matrices (a file as llama.cpp's converter writes it)");
       const GgmlType chosen = type_for(target, t, n_layers, gqa);
       const std::optional<GgmlType> fitting = row_fallback(chosen, t.ne[0], t.name == "output.weight");
       if (!fitting)

@@ -1,4 +1,4 @@
-// r1pi-model quantize: a float GGUF (F32 or F16 matrices, as llama.cpp's converters write it)
+// r1pi-model quantize: a float GGUF (F32, F16 or BF16 matrices, as llama.cpp's converters write it)
 // rewritten with its matrices in one weight type or in one of llama-quantize's mixes.
 #pragma once
 #include <string>
