@@ -231,7 +231,7 @@ TEST(Cli, UnknownArchitecture) {
 }
 
 TEST(Cli, UnsupportedTensorType) {
-  expect_error("-m " + write_small_gguf("type", "llama", 11) + " -p hi", "unsupported type");
+  expect_error("-m " + write_small_gguf("type", "llama", 16) + " -p hi", "unsupported type 16 (IQ2_XXS)");
 }
 
 // Sets the fp16 scale of the first block of a tensor (row 0) to NaN in a copy of the tiny model.
