@@ -32,14 +32,31 @@ void accumulate_block(float* acc, float d, const int8_t* w, const int8_t* x) {
   }
 }
 
-float vec_dot_q4_0_q8_0(int64_t n, const block_q4_0* w, const block_q8_0* x) {
+// The 32 signed integer weights of a Q4_0, Q5_0 or IQ4_NL block.
+void weights_q4_0(const block_q4_0& b, int8_t* q) {
+  uint8_t u[QK4_0];
+  unpack_nibbles(b.qs, u);
+  for (int i = 0; i < QK4_0; ++i) q[i] = int8_t(u[i] - 8);
+}
+void weights_q5_0(const block_q5_0& b, int8_t* q) {
+  uint8_t u[QK4_0];
+  unpack_5bit(b.qh, b.qs, u);
+  for (int i = 0; i < QK4_0; ++i) q[i] = int8_t(u[i] - 16);
+}
+void weights_iq4_nl(const block_iq4_nl& b, int8_t* q) {
+  uint8_t u[QK4_0];
+  unpack_nibbles(b.qs, u);
+  for (int i = 0; i < QK4_0; ++i) q[i] = kvalues_iq4nl[u[i]];
+}
+
+// A 32-element type with an fp16 d and signed integer weights: each block's weights, then
+// accumulate_block with d * x.d.
+template <typename Block, void (*Weights)(const Block&, int8_t*)>
+float vec_dot_signed_q8_0(int64_t n, const Block* w, const block_q8_0* x) {
   float acc[8] = {};
   int8_t q[QK4_0];
   for (int64_t b = 0; b < n / QK4_0; ++b) {
-    for (int i = 0; i < QK4_0 / 2; ++i) {
-      q[i] = int8_t((w[b].qs[i] & 0x0F) - 8);
-      q[i + QK4_0 / 2] = int8_t((w[b].qs[i] >> 4) - 8);
-    }
+    Weights(w[b], q);
     accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), q, x[b].qs);
   }
   return reduce8(acc);
@@ -49,31 +66,6 @@ float vec_dot_q8_0_q8_0(int64_t n, const block_q8_0* w, const block_q8_0* x) {
   float acc[8] = {};
   for (int64_t b = 0; b < n / QK8_0; ++b) {
     accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), w[b].qs, x[b].qs);
-  }
-  return reduce8(acc);
-}
-
-// Q5_0 and IQ4_NL: the signed integer weights of each block, then Q4_0's arithmetic.
-float vec_dot_q5_0_q8_0(int64_t n, const block_q5_0* w, const block_q8_0* x) {
-  float acc[8] = {};
-  uint8_t u[QK4_0];
-  int8_t q[QK4_0];
-  for (int64_t b = 0; b < n / QK4_0; ++b) {
-    unpack_5bit(w[b].qh, w[b].qs, u);
-    for (int i = 0; i < QK4_0; ++i) q[i] = int8_t(u[i] - 16);
-    accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), q, x[b].qs);
-  }
-  return reduce8(acc);
-}
-
-float vec_dot_iq4_nl_q8_0(int64_t n, const block_iq4_nl* w, const block_q8_0* x) {
-  float acc[8] = {};
-  uint8_t u[QK4_0];
-  int8_t q[QK4_0];
-  for (int64_t b = 0; b < n / QK4_0; ++b) {
-    unpack_nibbles(w[b].qs, u);
-    for (int i = 0; i < QK4_0; ++i) q[i] = kvalues_iq4nl[u[i]];
-    accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), q, x[b].qs);
   }
   return reduce8(acc);
 }
@@ -343,15 +335,15 @@ constexpr Kernels kScalar = {
     .types = for_every_type({
         {GgmlType::F32, by_rows<float, float, vec_dot_f32>()},
         {GgmlType::F16, by_rows<uint16_t, float, vec_dot_f16_f32>()},
-        {GgmlType::Q4_0, by_rows<block_q4_0, block_q8_0, vec_dot_q4_0_q8_0>()},
+        {GgmlType::Q4_0, by_rows<block_q4_0, block_q8_0, vec_dot_signed_q8_0<block_q4_0, weights_q4_0>>()},
         {GgmlType::Q8_0, by_rows<block_q8_0, block_q8_0, vec_dot_q8_0_q8_0>()},
         {GgmlType::Q6_K, by_rows<block_q6_K, block_q8_0, vec_dot_q6_K_q8_0>()},
         {GgmlType::Q4_K, by_rows<block_q4_K, block_q8_0, vec_dot_min_q8_0<block_q4_K, unpack_q4_K>>()},
         {GgmlType::Q5_K, by_rows<block_q5_K, block_q8_0, vec_dot_min_q8_0<block_q5_K, unpack_q5_K>>()},
         {GgmlType::Q4_1, by_rows<block_q4_1, block_q8_0, vec_dot_min32_q8_0<block_q4_1, unpack_q4_1>>()},
-        {GgmlType::Q5_0, by_rows<block_q5_0, block_q8_0, vec_dot_q5_0_q8_0>()},
+        {GgmlType::Q5_0, by_rows<block_q5_0, block_q8_0, vec_dot_signed_q8_0<block_q5_0, weights_q5_0>>()},
         {GgmlType::Q5_1, by_rows<block_q5_1, block_q8_0, vec_dot_min32_q8_0<block_q5_1, unpack_q5_1>>()},
-        {GgmlType::IQ4_NL, by_rows<block_iq4_nl, block_q8_0, vec_dot_iq4_nl_q8_0>()},
+        {GgmlType::IQ4_NL, by_rows<block_iq4_nl, block_q8_0, vec_dot_signed_q8_0<block_iq4_nl, weights_iq4_nl>>()},
         {GgmlType::IQ4_XS, by_rows<block_iq4_xs, block_q8_0, vec_dot_iq4_xs_q8_0>()},
         {GgmlType::BF16, by_rows<uint16_t, float, vec_dot_bf16_f32>()},
         {GgmlType::Q2_K, by_rows<block_q2_K, block_q8_0, vec_dot_q2_K_q8_0>()},
