@@ -23,13 +23,22 @@ int8_t int8_cast(float v) {
   return int8_t(uint8_t(uint32_t(i) & 0xFF));
 }
 
-// The block's minimum and maximum (ggml's loop: FLT_MAX / -FLT_MAX to start).
-void min_max(const float* x, float& min, float& max) {
-  min = FLT_MAX;
-  max = -FLT_MAX;
+// Q4_1 and Q5_1 (x ~ d * q + min): d = (max - min) / nmax over the block, q = (x - min) / d + 0.5
+// truncated; ggml caps Q4_1's q at 15 and leaves Q5_1's as it comes.
+template <typename Block>
+void quantize_scale_min(const float* xb, int nmax, bool cap, Block& y, uint8_t* q) {
+  float min = FLT_MAX, max = -FLT_MAX;  // ggml's loop and starting values
   for (int j = 0; j < QK4_0; ++j) {
-    if (x[j] < min) min = x[j];
-    if (x[j] > max) max = x[j];
+    if (xb[j] < min) min = xb[j];
+    if (xb[j] > max) max = xb[j];
+  }
+  const float d = (max - min) / float(nmax);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  y.d = fp32_to_fp16(d);
+  y.m = fp32_to_fp16(min);
+  for (int j = 0; j < QK4_0; ++j) {
+    const int v = int8_cast((xb[j] - min) * id + 0.5f);
+    q[j] = uint8_t(cap ? std::min(nmax, v) : v);
   }
 }
 
@@ -47,16 +56,9 @@ void pack(const uint8_t* q, uint8_t* qs, uint8_t* qh) {
 }  // namespace
 
 void quantize_row_q4_1_ref(const float* x, block_q4_1* y, int64_t n) {
+  uint8_t q[QK4_0];
   for (int64_t b = 0; b < n / QK4_0; ++b) {
-    const float* xb = x + b * QK4_0;
-    float min, max;
-    min_max(xb, min, max);
-    const float d = (max - min) / 15.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = fp32_to_fp16(d);
-    y[b].m = fp32_to_fp16(min);
-    uint8_t q[QK4_0];
-    for (int j = 0; j < QK4_0; ++j) q[j] = uint8_t(std::min<int>(15, int8_cast((xb[j] - min) * id + 0.5f)));
+    quantize_scale_min(x + b * QK4_0, 15, true, y[b], q);
     pack(q, y[b].qs, nullptr);
   }
 }
@@ -77,16 +79,9 @@ void quantize_row_q5_0_ref(const float* x, block_q5_0* y, int64_t n) {
 }
 
 void quantize_row_q5_1_ref(const float* x, block_q5_1* y, int64_t n) {
+  uint8_t q[QK4_0];
   for (int64_t b = 0; b < n / QK4_0; ++b) {
-    const float* xb = x + b * QK4_0;
-    float min, max;
-    min_max(xb, min, max);
-    const float d = (max - min) / 31.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = fp32_to_fp16(d);
-    y[b].m = fp32_to_fp16(min);
-    uint8_t q[QK4_0];
-    for (int j = 0; j < QK4_0; ++j) q[j] = uint8_t(int8_cast((xb[j] - min) * id + 0.5f));
+    quantize_scale_min(x + b * QK4_0, 31, false, y[b], q);
     pack(q, y[b].qs, y[b].qh);
   }
 }
