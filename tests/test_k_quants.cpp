@@ -340,11 +340,7 @@ void set_q3_code(uint8_t* sc, int s, int code) {
   sc[8 + s % 4] = uint8_t(sc[8 + s % 4] + ((code / 16) << (2 * (s / 4))));
 }
 
-std::vector<float> dequantized(GgmlType type, const void* blocks, int64_t n) {
-  std::vector<float> y(static_cast<size_t>(n));
-  ggml_traits(type).dequantize(blocks, y.data(), n);
-  return y;
-}
+using test::dequantized;
 
 TEST(LowBitKQuants, Q2_KIsScaleTimesQuantMinusMinPerSixteen) {
   std::mt19937 rng(2);
@@ -456,13 +452,7 @@ TEST(LowBitKQuants, ScalarDotProductsFollowTheRecipe) {
         }
       }
     }
-    const float want = reduce8(acc);
-    const float got = kernels_scalar().types[kernel_type_index(type)].vec_dot(n, w.data(), x.data());
-    EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << ggml_type_name(type);
-    const std::vector<float> wd = dequantized(type, w.data(), n), xd = dequantized(GgmlType::Q8_0, x.data(), n);
-    double exact = 0;
-    for (int64_t i = 0; i < n; ++i) exact += double(wd[size_t(i)]) * xd[size_t(i)];
-    EXPECT_NEAR(got, exact, 1e-3 * (1 + std::fabs(exact))) << ggml_type_name(type);
+    test::expect_scalar_dot(type, n, w.data(), x, reduce8(acc));
   }
 }
 

@@ -368,11 +368,7 @@ namespace legacy {
 
 constexpr int8_t kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-std::vector<float> dequantized(GgmlType type, const void* blocks, int64_t n) {
-  std::vector<float> y(static_cast<size_t>(n));
-  ggml_traits(type).dequantize(blocks, y.data(), n);
-  return y;
-}
+using test::dequantized;
 
 // Element i's 4-bit code in a 16-byte qs: i < 16 the low nibble of byte i, else the high nibble of
 // byte i - 16.
@@ -547,14 +543,7 @@ TEST(LegacyQuants, ScalarDotProductsFollowTheRecipe) {
           acc[b - g] = std::fma(fp16_to_fp32(m) * fp16_to_fp32(x[size_t(b)].d), float(sum), acc[b - g]);
         }
     }
-    const float want = reduce8(acc);
-    const float got = kernels_scalar().types[kernel_type_index(type)].vec_dot(n, w.data(), x.data());
-    EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << ggml_type_name(type);
-    // And near the double-precision product of the dequantised rows.
-    const std::vector<float> wd = dequantized(type, w.data(), n), xd = dequantized(GgmlType::Q8_0, x.data(), n);
-    double exact = 0;
-    for (int64_t i = 0; i < n; ++i) exact += double(wd[size_t(i)]) * xd[size_t(i)];
-    EXPECT_NEAR(got, exact, 1e-3 * (1 + std::fabs(exact))) << ggml_type_name(type);
+    test::expect_scalar_dot(type, n, w.data(), x, reduce8(acc));
   }
 }
 

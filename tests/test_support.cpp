@@ -1,6 +1,7 @@
 #include "test_support.h"
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -176,6 +177,21 @@ uint16_t random_half(std::mt19937& rng, bool allow_inf) {
     if (!special) return h;
     if (allow_inf && (h & 0x3ff) == 0) return h;
   }
+}
+
+std::vector<float> dequantized(GgmlType type, const void* blocks, int64_t n) {
+  std::vector<float> y(static_cast<size_t>(n));
+  ggml_traits(type).dequantize(blocks, y.data(), n);
+  return y;
+}
+
+void expect_scalar_dot(GgmlType type, int64_t n, const void* w, const std::vector<block_q8_0>& x, float want) {
+  const float got = kernels_scalar().types[kernel_type_index(type)].vec_dot(n, w, x.data());
+  EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << ggml_type_name(type);
+  const std::vector<float> wd = dequantized(type, w, n), xd = dequantized(GgmlType::Q8_0, x.data(), n);
+  double exact = 0;
+  for (int64_t i = 0; i < n; ++i) exact += double(wd[size_t(i)]) * xd[size_t(i)];
+  EXPECT_NEAR(got, exact, 1e-3 * (1 + std::fabs(exact))) << ggml_type_name(type);
 }
 
 std::vector<const Kernels*> simd_backends() {

@@ -117,6 +117,12 @@ uint16_t random_half(std::mt19937& rng, bool allow_inf = false);
 // Every backend this build runs on this CPU but the scalar reference.
 std::vector<const Kernels*> simd_backends();
 
+// n elements of a type as floats (the traits' dequantiser).
+std::vector<float> dequantized(GgmlType type, const void* blocks, int64_t n);
+// The scalar reference's product of the row w (of type) with x has the bits of want (the recipe
+// written out by a test) and lies near the double-precision product of the dequantised rows.
+void expect_scalar_dot(GgmlType type, int64_t n, const void* w, const std::vector<block_q8_0>& x, float want);
+
 // Byte comparisons against the scalar reference's result, reporting the first difference.
 ::testing::AssertionResult same_floats(const float* a, const float* b, size_t n);
 ::testing::AssertionResult same_bytes(const void* a, const void* b, size_t n);
