@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the small vocabulary-only GGUF seeds of corpus/fuzz_gguf (the model seeds come from
-`r1pi-model make`, see README.md). Usage: make_gguf_seeds.py OUT_DIR"""
+`r1pi-model make`, see docs/model-tools.md). Usage: make_gguf_seeds.py OUT_DIR"""
 import struct
 import sys
 
