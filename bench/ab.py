@@ -34,7 +34,7 @@ def parse_args():
     p.add_argument("--hostfile", help="recorded in the environment (the commands use it themselves)")
     p.add_argument("--allow-env-change", action="store_true", help="report a changed environment instead of failing")
     p.add_argument("--name", default="ab", help="report file name (NAME.md, NAME.png)")
-    p.add_argument("--out", help="results folder (default bench/results/<date>-<host>)")
+    p.add_argument("--out", help="results folder (default ~/r1pi-results/<date>-<host>, or $R1PI_RESULTS_DIR/<date>-<host>)")
     p.add_argument("--build", help="build folder for --quick (default build/)")
     p.add_argument("--quick", action="store_true", help="tiny preset, -N 3 -W 1, -b 64 against -b 1")
     a = p.parse_args()
@@ -144,7 +144,8 @@ def write_report(a, out, sides, labels, rates, hashes, samples, start_env, side_
                 'set xlabel "measured run"\nset ylabel "%s tok/s"\nset key outside top center horizontal\n'
                 "plot '<a>' using 1:2 with linespoints title \"A %s\", '<b>' using 1:2 with linespoints title \"B %s\""
                 % (a.metric, labels["A"].replace('"', ""), labels["B"].replace('"', "")),
-                {"a": list(enumerate(rates["A"], 1)), "b": list(enumerate(rates["B"], 1))})
+                {"a": list(enumerate(rates["A"], 1)), "b": list(enumerate(rates["B"], 1))},
+                title="A/B: %s tok/s per measured run, interleaved" % a.metric)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,10 @@ def main():
     rows, _ = runs.decode_timings(timings)
     pos = [int(r["pos"]) for r in rows]
     ms = [float(r["pred_ms"]) + float(r["sync_ms"]) for r in rows]
-    fit = stats.linear_fit(pos, ms)
+    # The line runs under the bulk of the points: slow stretches of a shared machine (tokens at
+    # several times the usual time) would lift and tilt a least-squares line.
+    fit = stats.robust_linear_fit(pos, ms)
+    plain = stats.linear_fit(pos, ms)
     average = len(ms) / (sum(ms) / 1e3)
     # The short-context rate measured rather than fitted: when the cache adds little to a token
     # (R^2 near 0, the machine's own slow phases dominating) the intercept is as noisy as the slope.
@@ -79,8 +82,12 @@ def main():
              "%s at the start, %s at the end; one run." % (load_start, runs.uptime()), "",
              "| quantity | value |", "| --- | ---: |",
              "| decode tokens fitted | %d (positions %d..%d) |" % (len(ms), pos[0], pos[-1]),
-             "| t(L) = a + b*L | %s + %s*L ms |" % (f(fit["a"]), "%.6f" % fit["b"]),
-             "| R^2 | %.4f |" % fit["r2"],
+             "| t(L) = a + b*L (Tukey biweight) | %s + %s*L ms |" % (f(fit["a"]), "%.6f" % fit["b"]),
+             "| points with weight in that fit / at or below its line | %s / %s |" % (
+                 f(fit["kept"], 3), f(fit["below"], 3)),
+             "| R^2 of the weighted points | %.4f |" % fit["r2"],
+             "| least squares over every point, R^2 | %s + %s*L ms, %.4f |" % (
+                 f(plain["a"]), "%.6f" % plain["b"], plain["r2"]),
              "| KV bytes per position per rank (%s cache) | %d |" % (a.kv_type, kv_bytes),
              "| implied KV read rate (kv bytes / b)%s | %s GB/s |" % (", per rank" if a.np > 1 else "", f(kv_gbps))]
     if read_bw:
@@ -103,10 +110,12 @@ def main():
     report.write(os.path.join(a.out, a.name + ".md"), lines)
     step = max(1, len(ms) // 1000)  # the plot needs no more points than pixels
     report.plot(os.path.join(a.out, a.name + ".png"),
-                'set xlabel "position L"\nset ylabel "decode tok/s"\nset key top right\n'
+                'set xlabel "position L"\nset ylabel "decode tok/s"\nset key below\n'
                 "plot '<r>' using 1:2 with points pt 7 ps 0.3 title \"measured\", "
-                "1000 / (%r + %r * x) with lines lw 2 title \"1000 / (a + b L)\"" % (fit["a"], fit["b"]),
-                {"r": [[p, 1e3 / t] for p, t in list(zip(pos, ms))[::step]]})
+                "1000 / (%r + %r * x) with lines lw 2 title \"1000 / (a + b L), biweight fit\"" % (fit["a"], fit["b"]),
+                {"r": [[p, 1e3 / t] for p, t in list(zip(pos, ms))[::step]]},
+                title="Decode rate against position: %s, np %d x %d threads, %s KV cache" % (
+                    os.path.basename(a.model), a.np, a.threads, a.kv_type))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # This machine's report: r1pi-bench on each MODEL at np = 1 with 1 and 2 threads and at np = 2 with
 # 1 thread per rank (scripts/mpirun), with the load before and after each, into
-# bench/results/<date>-<host>/machine-<model>.md (OUT=DIR elsewhere).
+# ~/r1pi-results/<date>-<host>/machine-<model>.md, outside the checkout ($R1PI_RESULTS_DIR moves the
+# base; OUT=DIR names the folder).
 #
 # Usage: bench/machine_report.sh [-p P] [-n N] [-r R] MODEL...      (defaults -p 64 -n 32 -r 3)
 set -euo pipefail
@@ -17,7 +18,7 @@ done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || { echo "error: give at least one MODEL" >&2; exit 1; }
 [ -x "$build/r1pi-bench" ] || { echo "error: $build/r1pi-bench is not built (scripts/build)" >&2; exit 1; }
-out=${OUT:-$root/bench/results/$(date -u +%F)-$(hostname)}
+out=${OUT:-${R1PI_RESULTS_DIR:-$HOME/r1pi-results}/$(date -u +%F)-$(hostname)}
 mkdir -p "$out"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 

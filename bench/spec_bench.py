@@ -140,7 +140,9 @@ def main():
                 "plot '<r>' using 0:2:xtic(1) with boxes title \"measured\", "
                 "'' using 0:2:3:4 with yerrorbars pt 0 lc rgb \"black\" title \"95% CI\", "
                 "'' using ($0 + 0.25):5 with points pt 7 title \"by c(B)\", 1 with lines dt 2 title \"\"",
-                {"r": bars})
+                {"r": bars},
+                title="Speculative decoding against plain: %s, np %s x %d threads" % (
+                    os.path.basename(a.model), ",".join(map(str, a.nps)), a.threads))
 
 
 if __name__ == "__main__":

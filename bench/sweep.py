@@ -53,7 +53,8 @@ def main():
                 "plot '<pp>' using 1:2:3 with yerrorlines title \"pp%d\", '<tg>' using 1:2:3 with yerrorlines "
                 "title \"tg%d\"" % (a.n_prompt, a.n_gen),
                 {t: [[r["n_threads"], r["avg_ts"], r["stddev_ts"]] for r in recs if r["test"].startswith(t)]
-                 for t in ("pp", "tg")})
+                 for t in ("pp", "tg")},
+                title="Threads (1 rank): %s" % os.path.basename(a.model))
 
     # ---- ranks: decode, and where its time goes ----
     lines += ["", "## Ranks: decode and its bottleneck", "",
@@ -78,7 +79,8 @@ def main():
                 'set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n'
                 'set boxwidth 0.6\nset xlabel "ranks"\nset ylabel "ms per decode token (rank 0)"\nset yrange [0:*]\n'
                 "plot '<bars>' using 2:xtic(1) title \"Pred\", '' using 3 title \"Sync\"",
-                {"bars": bars})
+                {"bars": bars},
+                title="Decode time per token on rank 0 against ranks: %s" % os.path.basename(a.model))
 
     # ---- prefill batch size ----
     runs.progress("batch sizes " + a.batches)
@@ -90,7 +92,8 @@ def main():
     report.plot(os.path.join(a.out, a.name + "-batch.png"),
                 'set xlabel "prefill batch (tokens per forward)"\nset ylabel "pp%d tok/s"\nset logscale x 2\n'
                 "plot '<b>' using 1:2:3 with yerrorlines notitle" % a.n_prompt,
-                {"b": [[r["n_batch"], r["avg_ts"], r["stddev_ts"]] for r in recs]})
+                {"b": [[r["n_batch"], r["avg_ts"], r["stddev_ts"]] for r in recs]},
+                title="Prefill against batch size: %s, %s threads" % (os.path.basename(a.model), a.threads))
 
     lines += ["", "%s at the end." % runs.uptime(), "", "## Environment", ""] + env.markdown(e)
     lines += ["", "![threads](%s-threads.png)" % a.name, "![ranks](%s-ranks.png)" % a.name,

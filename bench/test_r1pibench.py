@@ -13,7 +13,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ab  # noqa: E402
-from r1pibench import env, runs, stats  # noqa: E402
+from r1pibench import env, report, runs, stats  # noqa: E402
 
 
 class StudentT(unittest.TestCase):
@@ -101,6 +101,54 @@ class LeastSquares(unittest.TestCase):
         self.assertAlmostEqual(f["a"], 116.73, places=9)
         self.assertAlmostEqual(f["b"], 0.0174, places=12)
         self.assertAlmostEqual(f["r2"], 1.0, places=12)
+
+
+class RobustLine(unittest.TestCase):
+    """The decode-rate law's fit: the line must run under the bulk of the points when a shared
+    machine's slow stretches put a fifth of the tokens far above it."""
+
+    def series(self):
+        xs = list(range(0, 4000, 2))
+        # Deterministic jitter of +-0.5 ms and every fifth token 5-30 ms slow.
+        ys = [24.0 + 0.0023 * x + 0.5 * math.sin(1.7 * x) + (5 + (x * 7919) % 25 if x % 10 == 0 else 0)
+              for x in xs]
+        return xs, ys
+
+    def test_slow_stretches_do_not_lift_the_line(self):
+        xs, ys = self.series()
+        plain, robust = stats.linear_fit(xs, ys), stats.robust_linear_fit(xs, ys)
+        self.assertGreater(plain["a"] - 24.0, 2.0)  # least squares is lifted (why the fit changed)
+        self.assertAlmostEqual(robust["a"], 24.0, delta=0.1)
+        self.assertAlmostEqual(robust["b"], 0.0023, delta=0.00005)
+        self.assertAlmostEqual(robust["kept"], 0.8, delta=0.01)  # the slow fifth has no weight
+        self.assertGreater(robust["below"], 0.3)
+
+    def test_a_clean_line_is_recovered_exactly(self):
+        xs = list(range(0, 4096, 7))
+        f = stats.robust_linear_fit(xs, [116.73 + 0.0174 * x for x in xs])
+        self.assertAlmostEqual(f["a"], 116.73, places=9)
+        self.assertAlmostEqual(f["b"], 0.0174, places=12)
+        self.assertEqual(f["kept"], 1.0)
+
+
+class ResultsFolder(unittest.TestCase):
+    def test_default_is_outside_the_checkout(self):
+        base = tempfile.mkdtemp()
+        with mock.patch.dict(os.environ, {"R1PI_RESULTS_DIR": base}):
+            path = report.results_dir()
+        self.assertTrue(path.startswith(base + os.sep), path)
+        self.assertFalse(os.path.abspath(path).startswith(os.path.dirname(HERE) + os.sep))
+        with mock.patch.dict(os.environ, {"R1PI_RESULTS_DIR": ""}):
+            with mock.patch("os.makedirs"):
+                home = report.results_dir()
+        self.assertTrue(home.startswith(os.path.join(os.path.expanduser("~"), "r1pi-results")), home)
+
+    def test_a_plot_without_a_title_is_refused(self):
+        png = os.path.join(tempfile.mkdtemp(), "x.png")
+        with self.assertRaises(SystemExit):
+            with contextlib.redirect_stderr(io.StringIO()):
+                report.plot(png, "plot x")
+        self.assertFalse(os.path.exists(png))
 
 
 class Environment(unittest.TestCase):

@@ -6,7 +6,7 @@ from . import report, runs
 
 def add_common(parser, name, quick_help):
     parser.add_argument("--name", default=name, help="report file name (NAME.md, NAME*.png)")
-    parser.add_argument("--out", help="results folder (default bench/results/<date>-<host>)")
+    parser.add_argument("--out", help="results folder (default ~/r1pi-results/<date>-<host>, or $R1PI_RESULTS_DIR/<date>-<host>)")
     parser.add_argument("--build", help="build folder (default build/)")
     parser.add_argument("--quick", action="store_true", help=quick_help)
 

@@ -122,11 +122,47 @@ def ratio_ci(a, b):
 
 def linear_fit(xs, ys):
     """Least squares y = a + b x: a, b and R^2."""
-    mx, my = mean(xs), mean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    b = sxy / sxx
-    a = my - b * mx
+    a, b = weighted_line(xs, ys, [1.0] * len(xs))
+    my = mean(ys)
     ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
     ss_tot = sum((y - my) ** 2 for y in ys)
     return {"a": a, "b": b, "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0}
+
+
+def weighted_line(xs, ys, ws):
+    """Weighted least squares y = a + b x."""
+    sw = sum(ws)
+    mx = sum(w * x for w, x in zip(ws, xs)) / sw
+    my = sum(w * y for w, y in zip(ws, ys)) / sw
+    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
+    sxy = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys))
+    b = sxy / sxx if sxx > 0 else 0.0
+    return my - b * mx, b
+
+
+def robust_linear_fit(xs, ys, iterations=20):
+    """y = a + b x by Tukey's biweight (iteratively reweighted least squares, scale from the
+    residuals' median absolute deviation, tuning constant 4.685): a timing series on a shared
+    machine has slow stretches far above the line, which pull least squares up and tilt it, while
+    the biweight gives points beyond ~4.7 robust deviations no weight. Also the share of points
+    that kept weight and R^2 of those points around the robust line."""
+    a, b = weighted_line(xs, ys, [1.0] * len(xs))
+    ws = [1.0] * len(xs)
+    for _ in range(iterations):
+        res = [y - a - b * x for x, y in zip(xs, ys)]
+        scale = 1.4826 * percentile([abs(r) for r in res], 50)
+        if scale == 0:
+            break
+        ws = [max(0.0, 1.0 - (r / (4.685 * scale)) ** 2) ** 2 for r in res]
+        a_new, b_new = weighted_line(xs, ys, ws)
+        done = abs(a_new - a) <= 1e-9 * max(1.0, abs(a)) and abs(b_new - b) <= 1e-12 * max(1.0, abs(b))
+        a, b = a_new, b_new
+        if done:
+            break
+    kept = [(x, y) for x, y, w in zip(xs, ys, ws) if w > 0]
+    my = mean([y for _, y in kept])
+    ss_res = sum((y - a - b * x) ** 2 for x, y in kept)
+    ss_tot = sum((y - my) ** 2 for _, y in kept)
+    return {"a": a, "b": b, "kept": len(kept) / len(xs),
+            "below": sum(1 for x, y in zip(xs, ys) if y <= a + b * x) / len(xs),
+            "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0}
