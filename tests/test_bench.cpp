@@ -38,6 +38,22 @@ TEST(BenchParams, SpecIsOffOrOn) {
   EXPECT_NE(test::error_of([] { parse_int_list("--spec", "0-3", 0, 1); }).find("--spec"), std::string::npos);
 }
 
+TEST(BenchParams, CacheTypesByName) {
+  EXPECT_EQ(parse_name_list("-ctk", "f32,q8_0,f16", kBenchKvTypes), (std::vector<int>{0, 2, 1}));
+  const std::string error = test::error_of([] { parse_name_list("-ctk", "f32,q4_0", kBenchKvTypes); });
+  EXPECT_NE(error.find("-ctk q4_0: give one or more of f32, f16, q8_0"), std::string::npos) << error;
+}
+
+// The cache type nests inside the thread count: each (threads, type) pair is one engine.
+TEST(BenchParams, CacheTypeNestsInsideThreads) {
+  const std::vector<BenchTest> tests = expand_tests({{1, 2}, {0, 1}, {64}, {0}, {0}}, {}, {8}, {});
+  ASSERT_EQ(tests.size(), 4u);
+  EXPECT_EQ((std::vector<int>{tests[0].config.threads, tests[1].config.threads, tests[2].config.threads}),
+            (std::vector<int>{1, 1, 2}));
+  EXPECT_EQ((std::vector<int>{tests[0].config.kv, tests[1].config.kv, tests[2].config.kv}),
+            (std::vector<int>{0, 1, 0}));
+}
+
 TEST(BenchParams, PgPairs) {
   EXPECT_EQ(parse_pg_pairs("512,128"), (std::vector<std::pair<int, int>>{{512, 128}}));
   EXPECT_EQ(parse_pg_pairs("1,2;3,4"), (std::vector<std::pair<int, int>>{{1, 2}, {3, 4}}));
@@ -48,9 +64,9 @@ TEST(BenchParams, PgPairs) {
 // Every combination, the first list (threads) varying slowest, tests in pp, tg, pg order within
 // one; -p 0 means no pp test.
 TEST(BenchParams, EveryCombinationInOrder) {
-  ASSERT_EQ(kListParams.size(), 4u);  // threads, batch, depth, spec
+  ASSERT_EQ(kListParams.size(), 5u);  // threads, kv, batch, depth, spec
   const std::vector<BenchTest> tests =
-      expand_tests({{1, 2}, {64}, {0, 128}, {0}}, {0, 512}, {128}, {{16, 8}});
+      expand_tests({{1, 2}, {0}, {64}, {0, 128}, {0}}, {0, 512}, {128}, {{16, 8}});
   ASSERT_EQ(tests.size(), 2u * 2u * 3u);
   std::vector<std::string> names;
   for (size_t i = 0; i < 6; ++i) names.push_back(tests[i].name());
@@ -77,12 +93,13 @@ TEST(BenchReport, MeanAndSampleSd) {
   EXPECT_EQ(mean_sd({3}).sd, 0.0);
 }
 
-std::string printed(BenchFormat format, const std::vector<TestResult>& results, int n_ranks = 1) {
-  BenchModel m{"llama 1M Q4_0", 1 << 20, 1000000, "scalar", n_ranks, 1000000};
+std::string printed(BenchFormat format, std::vector<TestResult> results, int n_ranks = 1) {
+  for (TestResult& r : results)
+    if (r.model.type.empty()) r.model = {"llama 1M Q4_0", 1 << 20, 1000000, "scalar", n_ranks, 1000000};
   char* buf = nullptr;
   size_t size = 0;
   std::FILE* out = open_memstream(&buf, &size);
-  print_results(out, format, m, results);
+  print_results(out, format, results);
   std::fclose(out);
   std::string text(buf, size);
   std::free(buf);
@@ -154,6 +171,31 @@ TEST(BenchReport, SpecColumnOnlyWhenATestSpeculates) {
   EXPECT_EQ(j[0]["spec_accepted"], 10);
 }
 
+TEST(BenchReport, TypeKColumnOnlyWhenACacheIsNotF32) {
+  EXPECT_EQ(printed(BenchFormat::Md, {decode_result()}).find("type_k"), std::string::npos);
+  TestResult q8 = decode_result();
+  q8.test.config.kv = 2;
+  const std::string md = printed(BenchFormat::Md, {decode_result(), q8});
+  EXPECT_NE(md.find("| n_batch | type_k | test |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 64 | f32 | tg10 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 64 | q8_0 | tg10 |"), std::string::npos) << md;
+  const nlohmann::json j = nlohmann::json::parse(printed(BenchFormat::Json, {q8}));
+  EXPECT_EQ(j[0]["type_k"], "q8_0");
+  EXPECT_EQ(j[0]["type_v"], "q8_0");
+}
+
+// Several -m: one table, each row naming its model.
+TEST(BenchReport, OneTableForSeveralModels) {
+  TestResult other = decode_result();
+  other.model = {"qwen3 2M Q4_K", 2 << 20, 2000000, "scalar", 1, 2000000};
+  const std::string md = printed(BenchFormat::Md, {decode_result(), other});
+  EXPECT_EQ(md.find("| model |"), md.rfind("| model |")) << md;
+  EXPECT_NE(md.find("| llama 1M Q4_0 | 1.00 MiB |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| qwen3 2M Q4_K | 2.00 MiB |"), std::string::npos) << md;
+  const nlohmann::json j = nlohmann::json::parse(printed(BenchFormat::Json, {decode_result(), other}));
+  EXPECT_EQ(j[1]["model_type"], "qwen3 2M Q4_K");
+}
+
 TEST(BenchReport, RawSamplesInJsonAndCsv) {
   const nlohmann::json j = nlohmann::json::parse(printed(BenchFormat::Json, {decode_result()}));
   ASSERT_EQ(j.size(), 1u);
@@ -217,6 +259,27 @@ TEST(BenchCli, SpecOnAndOffGiveOneHash) {
   EXPECT_EQ(j[0]["spec_drafted"], 0);
   EXPECT_EQ(j[0]["sha256"], j[1]["sha256"]);
   EXPECT_EQ(j[1]["error"], "");
+}
+
+// llama-bench's habits: several -m in one table, -ctk as a list; each (model, cache type) has its
+// own ids, the same in every repetition.
+TEST(BenchCli, SeveralModelsAndCacheTypes) {
+  const std::string dir = test::scratch_dir("bench_cli_models");
+  const std::string second = test::make_model_file("bench_second", {.preset = "tiny", .seed = 7});
+  const test::CommandResult r = test::run_command(
+      "(" + test::bin_dir() + "/r1pi-bench -m " + tiny_model() + " -m " + second +
+      " -p 0 -n 6 -t 1 -r 1 -ctk f32,f16 -o json > " + dir + "/out.json)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(test::read_file(dir + "/out.json"));
+  ASSERT_EQ(j.size(), 4u);
+  EXPECT_EQ(j[0]["type_k"], "f32");
+  EXPECT_EQ(j[1]["type_k"], "f16");
+  EXPECT_EQ(j[0]["model_size"], j[1]["model_size"]);
+  EXPECT_NE(j[0]["sha256"], j[2]["sha256"]);  // another model's weights, other ids
+  for (const nlohmann::json& t : j) EXPECT_EQ(t["error"], "") << t.dump();
+  const test::CommandResult bad = bench("-ctk q4_0");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("give one or more of f32, f16, q8_0"), std::string::npos) << bad.output;
 }
 
 TEST(BenchCli, MarkdownTable) {

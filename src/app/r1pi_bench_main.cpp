@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "benchmark/bench_params.h"
@@ -32,7 +31,7 @@
 namespace {
 
 struct BenchOptions {
-  std::string model_path;
+  std::vector<std::string> model_paths;  // -m, repeatable: one table for all
   std::vector<r1pi::BenchTest> tests;
   int repetitions = 5;
   r1pi::BenchFormat format = r1pi::BenchFormat::Md;
@@ -49,12 +48,13 @@ struct Job {
 // Runs one thread count's tests on rank 0's token source, printing progress.
 using RunTests = std::function<void(r1pi::TokenSource&, const std::function<r1pi::StepCost()>&)>;
 
-void bench_threads(const BenchOptions& o, const r1pi::LoadedModel& model, const Job& job, int threads,
-                   int n_ctx, const RunTests& run_tests, int& status) {
+// One engine per (thread count, KV cache type).
+void bench_engine(const BenchOptions& o, const r1pi::LoadedModel& model, const Job& job, int threads,
+                  r1pi::GgmlType kv_type, int n_ctx, const RunTests& run_tests, int& status) {
 #ifdef R1PI_HAVE_MPI
   if (job.n_ranks > 1) {
     const std::unique_ptr<r1pi::RankEngine> engine =
-        r1pi::make_engine(model, n_ctx, threads, o.sync, *job.world);
+        r1pi::make_engine(model, n_ctx, threads, o.sync, *job.world, kv_type);
     if (!engine) {
       status = 1;
       return;
@@ -71,34 +71,37 @@ void bench_threads(const BenchOptions& o, const r1pi::LoadedModel& model, const 
 #endif
   r1pi::ThreadPool pool(threads);
   r1pi::NoSync sync;
-  r1pi::ModelForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync);
+  r1pi::ModelForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync, kv_type);
   r1pi::LocalTokenSource source(forward);
   run_tests(source, {});
 }
 
 // The drafter's defaults (r1pi's) and the cost curve of this thread count, from the cache or
 // measured on the loaded model (as r1pi --spec), when a test of tests[first, end) speculates.
-r1pi::SpecOptions spec_options(const BenchOptions& o, const r1pi::LoadedModel& model, r1pi::TokenSource& source,
-                               const Job& job, int threads, size_t first, size_t end) {
+r1pi::SpecOptions spec_options(const BenchOptions& o, const std::string& model_path, const r1pi::LoadedModel& model,
+                               r1pi::TokenSource& source, const Job& job, int threads, size_t first, size_t end) {
   if (std::none_of(o.tests.begin() + first, o.tests.begin() + end,
                    [](const r1pi::BenchTest& t) { return t.config.spec != 0; }))
     return {};
   r1pi::RunOptions run;
-  run.model_path = o.model_path;
+  run.model_path = model_path;
+  run.kv_type = r1pi::kBenchKvTypes[o.tests[first].config.kv];
   run.sampler = r1pi::SamplerParams{0.0f, 1, 1.0f, 0};
   run.spec = true;
   return r1pi::generation_options(run, model, source, job.n_ranks, threads).spec;
 }
 
-int bench(const BenchOptions& o, const Job& job) {
+// Runs every test on one model, appending to results (rank 0's are the measured ones).
+int bench(const BenchOptions& o, const std::string& model_path, const Job& job,
+          std::vector<r1pi::TestResult>& all_results) {
   std::optional<r1pi::LoadedModel> loaded;
 #ifdef R1PI_HAVE_MPI
   if (job.n_ranks > 1) {
-    loaded = r1pi::load_shards(o.model_path, false, *job.world);
+    loaded = r1pi::load_shards(model_path, false, *job.world);
     if (!loaded) return 1;
   }
 #endif
-  if (!loaded) loaded = r1pi::load_model(o.model_path, true);
+  if (!loaded) loaded = r1pi::load_model(model_path, true);
   const r1pi::LoadedModel& model = *loaded;
   const int n_ctx = r1pi::bench_context(o.tests);
   const std::vector<int32_t> ids =
@@ -112,28 +115,41 @@ int bench(const BenchOptions& o, const Job& job) {
   std::vector<r1pi::TestResult> results;
   int status = 0;
   for (size_t first = 0; first < o.tests.size() && status == 0;) {
-    // The tests of one thread count are consecutive (kListParams nests threads outermost).
-    const int threads = o.tests[first].config.threads;
+    // The tests of one thread count and cache type are consecutive (kListParams nests them outermost).
+    const r1pi::BenchConfig& engine = o.tests[first].config;
     size_t end = first;
-    while (end < o.tests.size() && o.tests[end].config.threads == threads) ++end;
-    bench_threads(o, model, job, threads, n_ctx,
-                  [&](r1pi::TokenSource& source, const std::function<r1pi::StepCost()>& last_cost) {
-                    const r1pi::SpecOptions spec = spec_options(o, model, source, job, threads, first, end);
-                    for (size_t i = first; i < end; ++i) {
-                      std::fprintf(stderr, "[%zu/%zu] %s -t %d -b %d --spec %d: 1 warm-up + %d runs\n", i + 1,
-                                   o.tests.size(), o.tests[i].name().c_str(), threads,
-                                   o.tests[i].config.batch, o.tests[i].config.spec, o.repetitions);
-                      results.push_back(r1pi::run_test(source, last_cost, *model.tokenizer, o.tests[i],
-                                                       ids, o.repetitions, spec));
-                    }
-                  },
-                  status);
+    while (end < o.tests.size() && o.tests[end].config.threads == engine.threads &&
+           o.tests[end].config.kv == engine.kv)
+      ++end;
+    const std::string kv_name = r1pi::kBenchKvTypes[engine.kv];
+    bench_engine(o, model, job, engine.threads, r1pi::kv_cache_type(kv_name), n_ctx,
+                 [&](r1pi::TokenSource& source, const std::function<r1pi::StepCost()>& last_cost) {
+                   const r1pi::SpecOptions spec =
+                       spec_options(o, model_path, model, source, job, engine.threads, first, end);
+                   for (size_t i = first; i < end; ++i) {
+                     std::fprintf(stderr, "[%zu/%zu] %s -t %d -ctk %s -b %d --spec %d: 1 warm-up + %d runs\n",
+                                  i + 1, o.tests.size(), o.tests[i].name().c_str(), engine.threads,
+                                  kv_name.c_str(), o.tests[i].config.batch, o.tests[i].config.spec,
+                                  o.repetitions);
+                     results.push_back(r1pi::run_test(source, last_cost, *model.tokenizer, o.tests[i],
+                                                      ids, o.repetitions, spec));
+                     results.back().model = info;
+                   }
+                 },
+                 status);
     first = end;
   }
   if (job.rank != 0 || status != 0) return status;
   r1pi::check_spec_twins(results);
-  r1pi::print_results(stdout, o.format, info, results);
+  all_results.insert(all_results.end(), results.begin(), results.end());
+  return 0;
+}
+
+// Prints every model's results; a failed test makes the exit status 1.
+int print_all(const BenchOptions& o, const std::vector<r1pi::TestResult>& results) {
+  r1pi::print_results(stdout, o.format, results);
   std::fflush(stdout);
+  int status = 0;
   for (const r1pi::TestResult& r : results)
     if (!r.error.empty()) {
       std::fprintf(stderr, "error: %s -t %d -b %d --spec %d: %s\n", r.test.name().c_str(), r.test.config.threads,
@@ -174,24 +190,29 @@ int main(int argc, char** argv) {
   std::vector<std::string> pg;
   std::vector<std::string> lists(r1pi::kListParams.size());
   CLI::App app{"r1pi-bench: prefill and decode speed of a GGUF model (llama-bench's tests)"};
-  app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
+  app.add_option("-m,--model", o.model_paths, "GGUF model file (repeatable: every test on each, one table)")
+      ->required();
   app.add_option("-p,--n-prompt", n_prompt, "prompt lengths of the pp tests (0: none)")->capture_default_str();
   app.add_option("-n,--n-gen", n_gen, "generated tokens of the tg tests (0: none)")->capture_default_str();
   app.add_option("--pg", pg, "-pg PP,TG: a prompt then a generation, timed together (repeatable)");
   for (size_t i = 0; i < r1pi::kListParams.size(); ++i) {
     const r1pi::ListParam& p = r1pi::kListParams[i];
-    lists[i] = *p.default_list ? p.default_list : std::to_string(std::thread::hardware_concurrency());
-    app.add_option(p.flag, lists[i], std::string(p.help) + " (list or range)")->capture_default_str();
+    // As r1pi: the cores this process may run on.
+    lists[i] = *p.default_list ? p.default_list : std::to_string(r1pi::ThreadPool::available_cores());
+    app.add_option(p.flag, lists[i], std::string(p.help) + (p.names ? " (list)" : " (list or range)"))
+        ->capture_default_str();
   }
   app.add_option("-r,--repetitions", o.repetitions, "timed runs per test, after one warm-up")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("-o,--output", format, "md, csv, json or jsonl")->capture_default_str();
   app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather or allreduce")
       ->check(CLI::IsMember({"allgather", "allreduce"}))->capture_default_str();
-  // llama-bench spells it -pg, a one-dash name CLI11 2.1 cannot declare: read it as --pg.
+  // llama-bench spells them -pg and -ctk, one-dash names CLI11 2.1 cannot declare.
   std::vector<std::string> args(argv + 1, argv + argc);
-  for (std::string& a : args)
+  for (std::string& a : args) {
     if (a == "-pg") a = "--pg";
+    if (a == "-ctk") a = "--cache-type-k";
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
   std::string error;
   bool help = false;
@@ -199,8 +220,10 @@ int main(int argc, char** argv) {
     app.parse(args);
     std::vector<std::vector<int>> values;
     for (size_t i = 0; i < r1pi::kListParams.size(); ++i)
-      values.push_back(r1pi::parse_int_list(r1pi::kListParams[i].flag, lists[i], r1pi::kListParams[i].min_value,
-                                            r1pi::kListParams[i].max_value));
+      values.push_back(r1pi::kListParams[i].names
+                           ? r1pi::parse_name_list("-ctk", lists[i], *r1pi::kListParams[i].names)
+                           : r1pi::parse_int_list(r1pi::kListParams[i].flag, lists[i],
+                                                  r1pi::kListParams[i].min_value, r1pi::kListParams[i].max_value));
     std::vector<std::pair<int, int>> pairs;
     for (const std::string& text : pg)
       for (const auto& pair : r1pi::parse_pg_pairs(text)) pairs.push_back(pair);
@@ -222,7 +245,10 @@ int main(int argc, char** argv) {
 #endif
     if (help) return 0;
     if (!error.empty()) return report(error);
-    return bench(o, job);
+    std::vector<r1pi::TestResult> results;
+    for (const std::string& path : o.model_paths)
+      if (const int status = bench(o, path, job, results); status != 0) return status;
+    return job.rank == 0 ? print_all(o, results) : 0;
   } catch (const r1pi::Error& e) {
 #ifdef R1PI_HAVE_MPI
     // Past start-up the ranks wait on each other: end the whole job rather than hang.

@@ -8,8 +8,13 @@ namespace r1pi {
 
 constexpr int kNoMax = std::numeric_limits<int>::max();
 
+const std::vector<std::string> kBenchKvTypes = {"f32", "f16", "q8_0"};
+
 const std::vector<ListParam> kListParams = {
     {"-t,--threads", "compute threads per rank", &BenchConfig::threads, "", 1, kNoMax},
+    // Second: a new cache type, like a new thread count, means a new engine on every rank.
+    {"--cache-type-k,--kv-type", "KV cache type (K and V: r1pi has one for both; llama-bench's -ctk)",
+     &BenchConfig::kv, "f32", 0, 2, &kBenchKvTypes},
     {"-b,--batch-size", "prompt tokens per prefill forward", &BenchConfig::batch, "64", 1, kNoMax},
     {"-d,--n-depth", "tokens of context before each test", &BenchConfig::depth, "0", 0, kNoMax},
     {"--spec", "speculative decoding: 0 off, 1 on (rank 0 drafts by prompt lookup)", &BenchConfig::spec, "0", 0, 1},
@@ -69,6 +74,22 @@ std::vector<int> parse_int_list(const std::string& flag, const std::string& text
     if (last < first || (times && (step < 2 || first < 1)))
       throw Error(flag + " " + item + ": an empty or endless range");
     for (long v = first; v <= last; v = times ? v * step : v + step) values.push_back(int(v));
+  }
+  return values;
+}
+
+std::vector<int> parse_name_list(const std::string& flag, const std::string& text,
+                                 const std::vector<std::string>& names) {
+  std::vector<int> values;
+  for (const std::string& item : split(text, ',')) {
+    size_t i = 0;
+    while (i < names.size() && names[i] != item) ++i;
+    if (i == names.size()) {
+      std::string choices;
+      for (const std::string& n : names) choices += (choices.empty() ? "" : ", ") + n;
+      throw Error(flag + " " + item + ": give one or more of " + choices + " (comma-separated)");
+    }
+    values.push_back(int(i));
   }
   return values;
 }

@@ -14,6 +14,7 @@ struct BenchConfig {
   int batch = 64;    // prompt tokens per prefill forward
   int depth = 0;     // tokens in the context before the measured ones
   int spec = 0;      // speculative decoding: 0 off, 1 on
+  int kv = 0;        // the KV cache's type: an index of kBenchKvTypes (0: f32, the exact one)
 };
 
 // One list option of r1pi-bench, in nesting order: the first row varies slowest (threads: every
@@ -24,8 +25,12 @@ struct ListParam {
   int BenchConfig::*field;
   const char* default_list;  // "" = the cores available
   int min_value, max_value;
+  const std::vector<std::string>* names = nullptr;  // values given by these names (their index kept)
 };
 extern const std::vector<ListParam> kListParams;
+
+// The KV cache types -ctk takes, by r1pi's --kv-type names.
+extern const std::vector<std::string> kBenchKvTypes;
 
 // One measured test: n_prompt prompt tokens then n_gen generated ones, after `depth` tokens of
 // context (pp: n_gen 0; tg: n_prompt 0).
@@ -41,6 +46,9 @@ struct BenchTest {
 // is empty.
 std::vector<int> parse_int_list(const std::string& flag, const std::string& text, int min_value,
                                 int max_value = std::numeric_limits<int>::max());
+// "f32,f16": each name's index in `names`; throws r1pi::Error naming the flag and the choices.
+std::vector<int> parse_name_list(const std::string& flag, const std::string& text,
+                                 const std::vector<std::string>& names);
 // -pg's "PP,TG" pairs, several separated by ';' or given as repeated options.
 std::vector<std::pair<int, int>> parse_pg_pairs(const std::string& text);
 

@@ -45,7 +45,8 @@ struct Figures {
   double gbps = 0;  // weights read per second on rank 0 (decode tests only, else 0)
 };
 
-Figures figures(const TestResult& r, const BenchModel& m) {
+Figures figures(const TestResult& r) {
+  const BenchModel& m = r.model;
   Figures f;
   const double tokens = r.test.n_prompt + r.test.n_gen;
   for (const BenchSample& s : r.samples) {
@@ -98,25 +99,29 @@ std::string params_text(uint64_t params) {
 }
 
 // As llama-bench shows a parameter's column only when it is set, the spec column (with the share
-// of drafted tokens accepted) appears when a test speculates.
-void print_md(std::FILE* out, const BenchModel& m, const std::vector<TestResult>& results) {
-  const bool ranks = m.n_ranks > 1;
-  const bool spec = std::any_of(results.begin(), results.end(), [](const TestResult& r) { return r.test.config.spec; });
-  std::fprintf(out, "| model | size | params | backend | ranks | threads | n_batch |%s test | t/s |%s GB/s/rank |\n",
-               spec ? " spec |" : "", ranks ? " Pred ms/tok | Sync ms/tok |" : "");
-  std::fprintf(out, "| --- | ---: | ---: | --- | ---: | ---: | ---: |%s ---: | ---: |%s ---: |\n", spec ? " ---: |" : "",
-               ranks ? " ---: | ---: |" : "");
+// of drafted tokens accepted) appears when a test speculates, type_k when a cache is not f32.
+void print_md(std::FILE* out, const std::vector<TestResult>& results) {
+  auto any = [&](auto pred) { return std::any_of(results.begin(), results.end(), pred); };
+  const bool ranks = any([](const TestResult& r) { return r.model.n_ranks > 1; });
+  const bool spec = any([](const TestResult& r) { return r.test.config.spec != 0; });
+  const bool kv = any([](const TestResult& r) { return r.test.config.kv != 0; });
+  std::fprintf(out, "| model | size | params | backend | ranks | threads | n_batch |%s%s test | t/s |%s GB/s/rank |\n",
+               kv ? " type_k |" : "", spec ? " spec |" : "", ranks ? " Pred ms/tok | Sync ms/tok |" : "");
+  std::fprintf(out, "| --- | ---: | ---: | --- | ---: | ---: | ---: |%s%s ---: | ---: |%s ---: |\n", kv ? " --- |" : "",
+               spec ? " ---: |" : "", ranks ? " ---: | ---: |" : "");
   for (const TestResult& r : results) {
+    const BenchModel& m = r.model;
     std::fprintf(out, "| %s | %s | %s | %s | %d | %d | %d | ", m.type.c_str(), size_text(m.file_bytes).c_str(),
                  params_text(m.params).c_str(), m.backend.c_str(), m.n_ranks, r.test.config.threads,
                  r.test.config.batch);
+    if (kv) std::fprintf(out, "%s | ", kBenchKvTypes[r.test.config.kv].c_str());
     if (spec) std::fprintf(out, "%s | ", spec_text(r).c_str());
     std::fprintf(out, "%s | ", r.test.name().c_str());
     if (!r.error.empty()) {
       std::fprintf(out, "error: %s |%s |\n", r.error.c_str(), ranks ? " | |" : "");
       continue;
     }
-    const Figures f = figures(r, m);
+    const Figures f = figures(r);
     std::fprintf(out, "%.2f ± %.2f |", f.rate.mean, f.rate.sd);
     if (ranks) std::fprintf(out, " %.3f | %.3f |", f.pred.mean, f.sync.mean);
     if (f.gbps > 0)
@@ -127,8 +132,9 @@ void print_md(std::FILE* out, const BenchModel& m, const std::vector<TestResult>
 }
 
 // A failed test keeps its settings and error; its numbers are null.
-nlohmann::ordered_json record(const TestResult& r, const BenchModel& m) {
-  const Figures f = figures(r, m);
+nlohmann::ordered_json record(const TestResult& r) {
+  const BenchModel& m = r.model;
+  const Figures f = figures(r);
   const auto [drafted, accepted] = draft_counts(r);
   nlohmann::ordered_json j = {{"model_type", m.type},
           {"model_size", m.file_bytes},
@@ -137,6 +143,8 @@ nlohmann::ordered_json record(const TestResult& r, const BenchModel& m) {
           {"n_ranks", m.n_ranks},
           {"n_threads", r.test.config.threads},
           {"n_batch", r.test.config.batch},
+          {"type_k", kBenchKvTypes[r.test.config.kv]},
+          {"type_v", kBenchKvTypes[r.test.config.kv]},
           {"n_prompt", r.test.n_prompt},
           {"n_gen", r.test.n_gen},
           {"n_depth", r.test.config.depth},
@@ -169,10 +177,10 @@ nlohmann::ordered_json record(const TestResult& r, const BenchModel& m) {
 }
 
 // The csv columns: the record's scalars; the sample lists as "a;b;c" (one field each).
-void print_csv(std::FILE* out, const BenchModel& m, const std::vector<TestResult>& results) {
+void print_csv(std::FILE* out, const std::vector<TestResult>& results) {
   bool header = true;
   for (const TestResult& r : results) {
-    const nlohmann::ordered_json j = record(r, m);
+    const nlohmann::ordered_json j = record(r);
     std::string names, values;
     for (const auto& [key, value] : j.items()) {
       std::string text;
@@ -200,19 +208,18 @@ void print_csv(std::FILE* out, const BenchModel& m, const std::vector<TestResult
 
 }  // namespace
 
-void print_results(std::FILE* out, BenchFormat format, const BenchModel& m,
-                   const std::vector<TestResult>& results) {
+void print_results(std::FILE* out, BenchFormat format, const std::vector<TestResult>& results) {
   switch (format) {
-    case BenchFormat::Md: print_md(out, m, results); break;
-    case BenchFormat::Csv: print_csv(out, m, results); break;
+    case BenchFormat::Md: print_md(out, results); break;
+    case BenchFormat::Csv: print_csv(out, results); break;
     case BenchFormat::Json: {
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
-      for (const TestResult& r : results) all.push_back(record(r, m));
+      for (const TestResult& r : results) all.push_back(record(r));
       std::fprintf(out, "%s\n", all.dump(2).c_str());
       break;
     }
     case BenchFormat::Jsonl:
-      for (const TestResult& r : results) std::fprintf(out, "%s\n", record(r, m).dump().c_str());
+      for (const TestResult& r : results) std::fprintf(out, "%s\n", record(r).dump().c_str());
       break;
   }
 }

@@ -19,11 +19,21 @@ struct BenchSample {
   int accepted = 0;
 };
 
+struct BenchModel {
+  std::string type;              // llama-bench's model column: "llama 8B Q4_0"
+  uint64_t file_bytes = 0;
+  uint64_t params = 0;
+  std::string backend;           // the kernels
+  int n_ranks = 1;
+  uint64_t weight_bytes_per_token = 0;  // matrices rank 0 reads per decode forward
+};
+
 struct TestResult {
   BenchTest test;
   std::string sha256;               // the first repetition's (the warm-up's)
   std::vector<BenchSample> samples; // the repetitions after the warm-up
   std::string error;                // non-empty: the test failed (its numbers are not reported)
+  BenchModel model;                 // the file it ran on (r1pi-bench takes several -m)
 };
 
 // The first repetition whose hash differs from the first one's, as an error text ("" if none).
@@ -34,19 +44,10 @@ struct MeanSd {
 };
 MeanSd mean_sd(const std::vector<double>& values);
 
-struct BenchModel {
-  std::string type;              // llama-bench's model column: "llama 8B Q4_0"
-  uint64_t file_bytes = 0;
-  uint64_t params = 0;
-  std::string backend;           // the kernels
-  int n_ranks = 1;
-  uint64_t weight_bytes_per_token = 0;  // matrices rank 0 reads per decode forward
-};
-
 enum class BenchFormat { Md, Csv, Json, Jsonl };
 BenchFormat parse_bench_format(const std::string& name);  // throws r1pi::Error
 
-void print_results(std::FILE* out, BenchFormat format, const BenchModel& model,
-                   const std::vector<TestResult>& results);
+// One table (md) or list (csv, json, jsonl) for every model's results.
+void print_results(std::FILE* out, BenchFormat format, const std::vector<TestResult>& results);
 
 }  // namespace r1pi

@@ -70,7 +70,7 @@ BenchSample run_once(TokenSource& source, const std::function<StepCost()>& last_
 TestResult run_test(TokenSource& source, const std::function<StepCost()>& last_cost,
                     const Tokenizer& tokenizer, const BenchTest& test, const std::vector<int32_t>& ids,
                     int repetitions, const SpecOptions& spec) {
-  TestResult r{test, {}, {}, {}};
+  TestResult r{test, {}, {}, {}, {}};
   std::vector<std::string> hashes;
   for (int i = 0; i <= repetitions; ++i) {
     BenchSample s = run_once(source, last_cost, tokenizer, test, ids, spec);
