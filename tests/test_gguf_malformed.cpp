@@ -2,6 +2,8 @@
 // file and the problem, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "gguf_hand_made.h"
@@ -121,6 +123,19 @@ TEST_F(GgufTest, RefusesHugeMetadataCount) {
   expect_refused(f, "the header claims 18446744073709551615 metadata entries");
 }
 
+// A count one too high used to show only its symptom: the padding read as a tensor info,
+// "tensor '' has 0 dimensions". The message now names the counts (one too low for the metadata
+// reads the last entry as a tensor info).
+TEST_F(GgufTest, HeaderCountsThatDisagreeWithTheFileAreNamed) {
+  HandMade tensors = small_valid();
+  tensors.n_tensors = 3;
+  expect_refused(tensors, "(in tensor info 2; the header counts 2 metadata entries and 3 tensors, and a "
+                          "wrong count misreads what follows it)");
+  HandMade metadata = small_valid();
+  metadata.n_kv = 1;
+  expect_refused(metadata, "(in tensor info 0; the header counts 1 metadata entries and 2 tensors");
+}
+
 TEST_F(GgufTest, RefusesUnknownValueType) {
   HandMade f = small_valid();
   f.kvs.push_back(kv("k", 13, Bytes().u32(0)));
@@ -230,6 +245,33 @@ TEST_F(GgufTest, RefusesBadAlignmentValues) {
   HandMade f = small_valid();
   f.kvs.push_back(kv("general.alignment", 10, Bytes().u64(32)));
   expect_refused(f, "general.alignment has type UINT64, must be UINT32");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A file that shrinks while it is mapped: its pages past the new end would raise SIGBUS.
+
+TEST_F(GgufTest, FileTruncatedAfterOpenIsAnErrorBeforeItsPagesAreRead) {
+  const std::string p = write_varied_file("shrinks.gguf");
+  const GgufFile file = GgufFile::open(p);
+  ASSERT_NO_THROW(file.tensor_data(file.tensors()[0]));
+  std::filesystem::resize_file(p, file.data_offset());
+  expect_error(p, "the file shrank from " + std::to_string(file.file_size()) + " to " +
+                      std::to_string(file.data_offset()) + " bytes while r1pi was reading it",
+               [&] { file.tensor_data(file.tensors()[0]); });
+}
+
+// A truncation between the size check and the copy: the SIGBUS handler prints the error and exits 1.
+TEST_F(GgufTest, FileTruncatedDuringACopyEndsWithAnErrorNotASignal) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string p = write_varied_file("truncated.gguf");
+  EXPECT_EXIT(
+      {
+        const GgufFile file = GgufFile::open(p);
+        const volatile uint8_t* data = file.tensor_data(file.tensors()[0]);
+        std::filesystem::resize_file(p, 0);
+        std::printf("%d\n", data[0]);  // the page is gone: SIGBUS
+      },
+      ::testing::ExitedWithCode(1), "error: .*truncated.gguf: the file was truncated or rewritten while r1pi");
 }
 
 // Random damage to a valid file must end in a clean load or an r1pi::Error, never a crash. Loaded

@@ -48,6 +48,20 @@ class GgufByteReader {
 
   [[noreturn]] void fail(const std::string& problem) const { throw Error(path_ + ": " + problem); }
 
+  // The header's counts, named when reading what they count fails (fail_in_count).
+  void set_counts(uint64_t n_metadata, uint64_t n_tensors) {
+    counts_ = "the header counts " + std::to_string(n_metadata) + " metadata entries and " +
+              std::to_string(n_tensors) + " tensors";
+  }
+
+  // Rethrows e, a failure while reading item n, with the header's counts named: a count that
+  // disagrees with the file makes the parser read the bytes after it as something else, and the
+  // symptom alone ("tensor '' has 0 dimensions") hides the cause.
+  [[noreturn]] void fail_in_count(const Error& e, const char* item, uint64_t n) const {
+    throw Error(std::string(e.what()) + " (in " + item + " " + std::to_string(n) + "; " + counts_ +
+                ", and a wrong count misreads what follows it)");
+  }
+
  private:
   const uint8_t* take(size_t n) {
     if (n > remaining()) {
@@ -65,6 +79,7 @@ class GgufByteReader {
   size_t position_ = 0;
   std::string path_;
   std::string context_ = "the header";
+  std::string counts_;
 };
 
 }  // namespace r1pi

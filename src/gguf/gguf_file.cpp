@@ -1,13 +1,17 @@
 #include "gguf/gguf_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "common/error.h"
 #include "gguf/gguf_byte_reader.h"
@@ -26,7 +30,73 @@ namespace {
 struct Mapping {
   const uint8_t* data;
   size_t size;
+  int fd;
 };
+
+// ---- a file truncated while mapped ----
+// Pages past a file's new end raise SIGBUS when touched: tensor_data() checks the size first, and
+// for a truncation in the middle of a copy the handler below turns the signal on a registered
+// mapping into "error: <path>: ..." and exit status 1. The registry is a fixed array of atomics so
+// that the handler reads it without locks or allocation (async-signal-safe).
+struct MappedRange {
+  std::atomic<uintptr_t> begin{0}, end{0};
+  char message[1024];
+  size_t length = 0;
+};
+constexpr size_t kMaxRanges = 64;
+MappedRange g_ranges[kMaxRanges];
+std::mutex g_ranges_mutex;  // writers only: register and unregister
+struct sigaction g_previous_sigbus;
+
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (const MappedRange& r : g_ranges) {
+    const uintptr_t begin = r.begin.load(std::memory_order_acquire);
+    if (begin != 0 && at >= begin && at < r.end.load(std::memory_order_relaxed)) {
+      ssize_t ignored = write(STDERR_FILENO, r.message, r.length);
+      (void)ignored;
+      _exit(1);
+    }
+  }
+  // Not a model file's page: whatever handled SIGBUS before (the default: a core dump).
+  if (g_previous_sigbus.sa_flags & SA_SIGINFO) {
+    if (g_previous_sigbus.sa_sigaction) return g_previous_sigbus.sa_sigaction(sig, info, context);
+  } else if (g_previous_sigbus.sa_handler != SIG_IGN && g_previous_sigbus.sa_handler != SIG_DFL &&
+             g_previous_sigbus.sa_handler) {
+    return g_previous_sigbus.sa_handler(sig);
+  }
+  signal(SIGBUS, SIG_DFL);  // returning re-runs the access, which then ends the process as before
+}
+
+void register_mapping(const std::string& path, const uint8_t* data, size_t size) {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction action {};
+    action.sa_sigaction = on_sigbus;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGBUS, &action, &g_previous_sigbus);
+  });
+  std::lock_guard<std::mutex> lock(g_ranges_mutex);
+  for (MappedRange& r : g_ranges) {
+    if (r.begin.load(std::memory_order_relaxed) != 0) continue;
+    const int n = std::snprintf(r.message, sizeof r.message,
+                                "error: %s: the file was truncated or rewritten while r1pi was reading it "
+                                "(bytes past its new end are gone); leave a model file unchanged while it loads\n",
+                                path.c_str());
+    r.length = std::min(size_t(n > 0 ? n : 0), sizeof r.message - 1);
+    r.end.store(uintptr_t(data) + size, std::memory_order_relaxed);
+    r.begin.store(uintptr_t(data), std::memory_order_release);
+    return;
+  }
+  // More files mapped at once than slots (never in r1pi): such a file keeps the plain signal.
+}
+
+void unregister_mapping(const uint8_t* data) {
+  std::lock_guard<std::mutex> lock(g_ranges_mutex);
+  for (MappedRange& r : g_ranges)
+    if (r.begin.load(std::memory_order_relaxed) == uintptr_t(data)) r.begin.store(0, std::memory_order_release);
+}
 
 Mapping map_file(const std::string& path) {
   // O_NONBLOCK: a FIFO would otherwise block open(2) until a writer comes; this way it is refused
@@ -50,9 +120,13 @@ Mapping map_file(const std::string& path) {
   size_t size = static_cast<size_t>(st.st_size);
   void* data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   int err = errno;
-  ::close(fd);  // the mapping keeps the file alive
-  if (data == MAP_FAILED) fail(path, std::string("cannot map: ") + std::strerror(err));
-  return {static_cast<const uint8_t*>(data), size};
+  if (data == MAP_FAILED) {
+    ::close(fd);
+    fail(path, std::string("cannot map: ") + std::strerror(err));
+  }
+  // The descriptor stays open while the file is mapped: fstat() on it sees a truncation of the
+  // mapped file itself, where the path may name a replacement by then.
+  return {static_cast<const uint8_t*>(data), size, fd};
 }
 
 struct Header {
@@ -122,7 +196,9 @@ GgufFile GgufFile::open(const std::string& path) {
   // From here on the destructor unmaps, whichever check throws.
   file.map_ = mapping.data;
   file.map_size_ = mapping.size;
+  file.fd_ = mapping.fd;
   file.file_size_ = mapping.size;
+  register_mapping(path, file.map_, file.map_size_);
   file.parse(file.map_, file.map_size_);
   return file;
 }
@@ -140,6 +216,7 @@ void GgufFile::parse(const uint8_t* bytes, size_t n) {
   GgufFile& file = *this;
   GgufByteReader reader(bytes, n, path_);
   Header header = read_header(reader);
+  reader.set_counts(header.n_metadata, header.n_tensors);
   file.version_ = header.version;
   file.metadata_ = read_gguf_metadata(reader, header.n_metadata);
   file.alignment_ = alignment_from(file.metadata_, reader);
@@ -176,17 +253,32 @@ GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
   attached_ = std::move(other.attached_);
   map_ = other.map_;
   map_size_ = other.map_size_;
+  fd_ = other.fd_;
   other.map_ = nullptr;
   other.map_size_ = 0;
+  other.fd_ = -1;
   return *this;
 }
 
 GgufFile::~GgufFile() { release(); }
 
 void GgufFile::release() {
-  if (map_) munmap(const_cast<uint8_t*>(map_), map_size_);
+  if (map_) {
+    unregister_mapping(map_);
+    munmap(const_cast<uint8_t*>(map_), map_size_);
+  }
+  if (fd_ >= 0) ::close(fd_);
   map_ = nullptr;
   map_size_ = 0;
+  fd_ = -1;
+}
+
+void GgufFile::check_unchanged() const {
+  struct stat st;
+  if (fd_ < 0 || fstat(fd_, &st) != 0 || uint64_t(st.st_size) >= map_size_) return;
+  fail(path_, "the file shrank from " + std::to_string(map_size_) + " to " + std::to_string(st.st_size) +
+                  " bytes while r1pi was reading it (truncated or rewritten in place); leave a model file "
+                  "unchanged while it loads");
 }
 
 const GgufValue* GgufFile::find(std::string_view key) const {
@@ -221,6 +313,7 @@ const uint8_t* GgufFile::tensor_data(const GgufTensorInfo& tensor) const {
   if (tensor.offset > data_size || tensor.n_bytes > data_size - tensor.offset) {
     fail(path_, "tensor '" + tensor.name + "' lies outside the file");
   }
+  check_unchanged();  // one fstat per tensor read: before its pages are touched
   return map_ + data_offset_ + tensor.offset;
 }
 

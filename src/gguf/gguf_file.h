@@ -92,6 +92,10 @@ class GgufFile {
   // Ranks that copied their slices call this so that only their shard stays resident.
   void release();
   bool mapped() const { return map_ != nullptr; }
+  // Throws r1pi::Error naming the file when it has shrunk since open() (truncated or rewritten in
+  // place): its pages past the new end would raise SIGBUS. tensor_data() calls it; a truncation
+  // during a copy is caught by a SIGBUS handler that prints such an error and exits with status 1.
+  void check_unchanged() const;
 
  private:
   GgufFile() = default;
@@ -105,6 +109,7 @@ class GgufFile {
   std::vector<GgufTensorInfo> tensors_;
   const uint8_t* map_ = nullptr;
   size_t map_size_ = 0;
+  int fd_ = -1;  // open while mapped (check_unchanged)
   std::vector<std::pair<std::string, std::vector<uint8_t>>> attached_;
 };
 

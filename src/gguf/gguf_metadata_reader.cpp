@@ -100,11 +100,15 @@ std::vector<std::pair<std::string, GgufValue>> read_gguf_metadata(GgufByteReader
   std::unordered_set<std::string> seen;
   for (uint64_t n = 0; n < count; ++n) {
     reader.set_context("metadata entry " + std::to_string(n));
-    std::string key = reader.read_string();
-    reader.set_context("metadata key '" + key + "'");
-    if (!seen.insert(key).second) reader.fail("duplicate metadata key '" + key + "'");
-    GgufValueType type = parser.read_type("value type");
-    metadata.emplace_back(std::move(key), parser.read_value(type, 0));
+    try {
+      std::string key = reader.read_string();
+      reader.set_context("metadata key '" + key + "'");
+      if (!seen.insert(key).second) reader.fail("duplicate metadata key '" + key + "'");
+      GgufValueType type = parser.read_type("value type");
+      metadata.emplace_back(std::move(key), parser.read_value(type, 0));
+    } catch (const Error& e) {
+      reader.fail_in_count(e, "metadata entry", n);
+    }
   }
   return metadata;
 }

@@ -78,7 +78,12 @@ std::vector<GgufTensorInfo> read_gguf_tensor_infos(GgufByteReader& reader, uint6
   std::unordered_set<std::string> names;
   for (uint64_t n = 0; n < count; ++n) {
     reader.set_context("tensor info " + std::to_string(n));
-    GgufTensorInfo tensor = read_tensor_info(reader, alignment);
+    GgufTensorInfo tensor;
+    try {
+      tensor = read_tensor_info(reader, alignment);
+    } catch (const Error& e) {
+      reader.fail_in_count(e, "tensor info", n);
+    }
     if (!names.insert(tensor.name).second) {
       reader.fail("duplicate tensor name '" + tensor.name + "'");
     }
