@@ -1,5 +1,7 @@
 #include "model/model_config.h"
 
+#include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -134,6 +136,20 @@ std::vector<float> tensor_rope_factors(const GgufFile& file, const ModelConfig& 
   return factors;
 }
 
+// 1 + the highest N of the file's "blk.N." tensors (0 when it has none).
+uint64_t layers_in_tensors(const GgufFile& file) {
+  uint64_t layers = 0;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    if (t.name.rfind("blk.", 0) != 0) continue;
+    const char* first = t.name.c_str() + 4;
+    const char* last = t.name.c_str() + t.name.size();
+    uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(first, last, n);
+    if (ec == std::errc() && end != first && *end == '.') layers = std::max(layers, n + 1);
+  }
+  return layers;
+}
+
 // Every tensor of the architecture's table, in every layer; also what follows from their types
 // (tied output, the FFN split block).
 void check_tensors(const GgufFile& file, ModelConfig& c) {
@@ -193,6 +209,14 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& file) {
   if (c.n_layers > file.tensors().size()) {
     throw Error(path + ": " + arch->key("block_count") + " is " + std::to_string(c.n_layers) +
                 ", but the file has only " + std::to_string(file.tensors().size()) + " tensors");
+  }
+  // llama.cpp refuses a file with tensors it does not use: a block count below the file's layers
+  // would run the first layers only, and say nothing. (One above them fails on a missing tensor.)
+  if (const uint64_t layers = layers_in_tensors(file); layers > c.n_layers) {
+    throw Error(path + ": " + arch->key("block_count") + " is " + std::to_string(c.n_layers) +
+                ", but the file holds tensors of " + std::to_string(layers) + " layers (blk.0 to blk." +
+                std::to_string(layers - 1) + "): refused rather than run on the first " +
+                std::to_string(c.n_layers) + " only");
   }
   // Without attention.key_length the head size is dim / heads, which must then be whole.
   if (!file.has(arch->key("attention.key_length")) && c.dim % c.n_heads != 0) {
