@@ -1,6 +1,9 @@
 #include "layers/linear.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "common/error.h"
 #include "neon/kernels.h"
@@ -8,12 +11,41 @@
 
 namespace r1pi {
 
-void LinearInput::set(const float* x, int B, int64_t cols) {
+void LinearInput::set(const float* x, int B, int64_t cols, const char* what) {
   x_ = x;
   B_ = B;
   cols_ = cols;
+  what_ = what;
   q8_ready_ = false;
 }
+
+namespace {
+
+// The scale of a block past Q8_0's range is an fp16 inf (NaN for NaN input): all exponent bits set.
+// Checked on the quantiser's output, so every backend's quantiser is covered, at one compare per
+// 32 floats; the values themselves are not touched.
+void check_q8_0_range(const std::vector<block_q8_0>& q8, const float* x, int64_t blocks_per_row,
+                      const char* what) {
+  for (size_t i = 0; i < q8.size(); ++i) {
+    if ((q8[i].d & 0x7c00) != 0x7c00) continue;
+    float amax = 0;
+    for (int j = 0; j < QK8_0; ++j) {
+      const float v = std::fabs(x[i * QK8_0 + j]);
+      if (std::isnan(v)) {  // NaN wins, so that it is what the message shows
+        amax = v;
+        break;
+      }
+      amax = std::max(amax, v);
+    }
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", amax);
+    const std::string problem = std::string("holds ") + value +
+        (std::isfinite(amax) ? ", past the largest value a Q8_0 activation holds (127 x 65504, about 8.3e6)" : "");
+    throw ActivationRangeError(std::string(what) + " " + problem, int(int64_t(i) / blocks_per_row));
+  }
+}
+
+}  // namespace
 
 void LinearInput::ensure_q8_0(ThreadPool& pool, const Kernels& backend) {
   if (q8_ready_) return;
@@ -24,6 +56,7 @@ void LinearInput::ensure_q8_0(ThreadPool& pool, const Kernels& backend) {
     for (int64_t b = b0; b < b1; ++b)
       backend.quantize_row_q8_0(x_ + b * cols_, q8_.data() + b * (cols_ / QK8_0), cols_);
   }, 1);
+  check_q8_0_range(q8_, x_, cols_ / QK8_0, what_);
   q8_ready_ = true;
 }
 

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "common/error.h"
 #include "ggml/quant_blocks.h"
 #include "model/model_weights.h"
 #include "neon/kernels.h"
@@ -17,10 +18,19 @@ namespace r1pi {
 
 class ThreadPool;
 
+// Thrown by LinearInput::ensure_q8_0 for an input Q8_0 cannot hold: one past 127 x 65504 (the
+// block's fp16 scale would be inf, and the products noise or zero), NaN or inf. `row` is the
+// input's row; the forward names the layer and position.
+struct ActivationRangeError : Error {
+  ActivationRangeError(const std::string& what, int row) : Error(what), row(row) {}
+  int row;
+};
+
 class LinearInput {
  public:
-  // x: B rows of `cols` floats, kept by pointer (must outlive the matmuls that use it).
-  void set(const float* x, int B, int64_t cols);
+  // x: B rows of `cols` floats, kept by pointer (must outlive the matmuls that use it). what: the
+  // input's name in messages ("the attention input (attn_norm's output)").
+  void set(const float* x, int B, int64_t cols, const char* what = "a matmul input");
   int batch() const { return B_; }
   int64_t cols() const { return cols_; }
   const float* f32_row(int b) const { return x_ + int64_t(b) * cols_; }
@@ -33,6 +43,7 @@ class LinearInput {
   int B_ = 0;
   int64_t cols_ = 0;
   bool q8_ready_ = false;
+  const char* what_ = "";
   std::vector<block_q8_0> q8_;
 };
 

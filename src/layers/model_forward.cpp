@@ -8,6 +8,7 @@
 #include "common/thread_pool.h"
 #include "ggml/quantize.h"
 #include "layers/attention.h"
+#include "layers/linear.h"
 #include "neon/kernels.h"
 
 namespace r1pi {
@@ -25,6 +26,14 @@ void check_finite(const float* v, size_t n, size_t per, const std::vector<int32_
       throw Error(what + " at position " + std::to_string(positions[i / per]) + " is " +
                   (std::isnan(v[i]) ? "NaN" : "infinite") +
                   ": the model's weights hold NaN or inf values (a damaged or badly converted file)");
+}
+
+// An activation Q8_0 cannot hold used to be quantised with an inf scale and its products lost (every
+// attn_norm weight at 1e7 ran as a model without attention, exit 0): where and what instead.
+[[noreturn]] void throw_out_of_range(const ActivationRangeError& e, const std::string& where,
+                                     const std::vector<int32_t>& positions) {
+  throw Error(where + ": " + e.what() + " at position " + std::to_string(positions[size_t(e.row)]) +
+              ": the model's weights are far out of range (a damaged or badly converted file)");
 }
 
 }  // namespace
@@ -93,8 +102,12 @@ const std::vector<float>& ModelForward::forward(const Batch& batch) {
 
   for (uint32_t l = 0; l < config_.n_layers; ++l) {
     const LayerWeights& L = weights_.layers[l];
-    attention_block(l, L, batch, runs);
-    ffn_block(l, L, batch);
+    try {
+      attention_block(l, L, batch, runs);
+      ffn_block(l, L, batch);
+    } catch (const ActivationRangeError& e) {
+      throw_out_of_range(e, "layer " + std::to_string(l), batch.positions);
+    }
     if (observer_) observer_(l, x_.data(), B * dim);
   }
 
@@ -107,8 +120,12 @@ const std::vector<float>& ModelForward::forward(const Batch& batch) {
     }
   logits_.resize(positions.size() * shard_.vocab.size());
   if (!positions.empty()) {
-    in_.set(xb_.data(), int(positions.size()), dim);
-    matmul(weights_.output, in_, logits_.data(), pool_, kern_);
+    in_.set(xb_.data(), int(positions.size()), dim, "the output's input (output_norm's output)");
+    try {
+      matmul(weights_.output, in_, logits_.data(), pool_, kern_);
+    } catch (const ActivationRangeError& e) {
+      throw_out_of_range(e, "the output layer", positions);
+    }
   }
   check_finite(logits_.data(), logits_.size(), size_t(shard_.vocab.size()), positions,
                "a logit (of rows " + std::to_string(shard_.vocab.begin) + ".." +
@@ -125,7 +142,7 @@ void ModelForward::attention_block(uint32_t l, const LayerWeights& L, const Batc
   const int64_t dim = config_.dim, hd = config_.head_dim;
   const int64_t q_dim = n_q_local_ * hd, kv_dim = n_kv_local_ * hd;
   for (int b = 0; b < B; ++b) kern_.rmsnorm(&xb_[b * dim], &x_[b * dim], L.attn_norm.data(), dim, config_.rms_eps);
-  in_.set(xb_.data(), B, dim);
+  in_.set(xb_.data(), B, dim, "the attention input (attn_norm's output)");
   matmul_each({{L.wq, query_.data()}, {L.wk, key_.data()}, {L.wv, value_.data()}}, in_, pool_, kern_);
 
   for (int b = 0; b < B; ++b) {
@@ -142,7 +159,7 @@ void ModelForward::attention_block(uint32_t l, const LayerWeights& L, const Batc
   }
   attention(kern_, query_.data(), cache_, int(l), runs, {n_q_local_, n_kv_local_, int(hd)}, att_.data(), pool_);
 
-  in_.set(att_.data(), B, q_dim);
+  in_.set(att_.data(), B, q_dim, "the attention output (wo's input)");
   matmul(L.wo, in_, delta_.data(), pool_, kern_);
   add_to_residual(batch, "the attention output (wo) of layer " + std::to_string(l));
 }
@@ -152,10 +169,10 @@ void ModelForward::ffn_block(uint32_t l, const LayerWeights& L, const Batch& bat
   const int B = batch.size();
   const int64_t dim = config_.dim, ffn = shard_.ffn.size();
   for (int b = 0; b < B; ++b) kern_.rmsnorm(&xb_[b * dim], &x_[b * dim], L.ffn_norm.data(), dim, config_.rms_eps);
-  in_.set(xb_.data(), B, dim);
+  in_.set(xb_.data(), B, dim, "the FFN input (ffn_norm's output)");
   matmul_each({{L.w1, gate_.data()}, {L.w3, up_.data()}}, in_, pool_, kern_);
   for (int b = 0; b < B; ++b) kern_.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
-  in_.set(gate_.data(), B, ffn);
+  in_.set(gate_.data(), B, ffn, "the FFN's gated activations (w2's input)");
   matmul(L.w2, in_, delta_.data(), pool_, kern_);
   add_to_residual(batch, "the FFN output (w2) of layer " + std::to_string(l));
 }
