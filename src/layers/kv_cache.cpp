@@ -1,6 +1,10 @@
 #include "layers/kv_cache.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "common/error.h"
@@ -26,9 +30,32 @@ size_t checked_row_bytes(GgmlType type, int head_dim) {
 KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type, int n_seqs)
     : n_layers_(n_layers), n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim), n_seqs_(n_seqs), type_(type),
       row_bytes_(checked_row_bytes(type, head_dim)), tokens_(size_t(n_seqs)) {
-  const size_t n = size_t(n_layers) * n_seqs * n_heads * n_ctx * row_bytes_;
-  keys_ = HugeBuffer(n);
-  values_ = HugeBuffer(n);
+  // In double: a context of 2^24 on a large model overflows nothing there, and the message can say
+  // how much was asked for. Past the machine's memory the zeroing below would only bring the OOM
+  // killer, so that is refused before; a refused mapping is reported the same way.
+  const double bytes = 2.0 * double(row_bytes_) * n_layers * n_seqs * n_heads * n_ctx;
+  const double ram = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  auto too_big = [&](const std::string& why) {
+    char gb[64];
+    std::snprintf(gb, sizeof gb, "%.1f GB", bytes / 1e9);
+    throw Error("the KV cache for a context of " + std::to_string(n_ctx) + " tokens would take " + gb + " (" +
+                std::string(ggml_type_name(type)) + " keys and values, " + std::to_string(n_layers) + " layers x " +
+                std::to_string(n_heads) + " KV heads x " + std::to_string(head_dim) +
+                (n_seqs > 1 ? " x " + std::to_string(n_seqs) + " slots" : "") + "), " + why +
+                ": lower -c/--ctx-size" + (type == GgmlType::Q8_0 ? "" : " or use a smaller --kv-type (f16, q8_0)"));
+  };
+  if ((ram > 0 && bytes > ram) || bytes >= 0x1p62) {
+    char have[64];
+    std::snprintf(have, sizeof have, "%.1f GB", ram / 1e9);
+    too_big(std::string("more than this machine's ") + have + " of memory");
+  }
+  const size_t n = size_t(bytes / 2);
+  try {
+    keys_ = HugeBuffer(n);
+    values_ = HugeBuffer(n);
+  } catch (const std::bad_alloc&) {
+    too_big("more memory than the system grants");
+  }
   // Touched now, as a zeroed vector would be: the memory a context needs is taken at start, where
   // its lack ends the run with a clear error, not thousands of tokens into a trace; and the
   // resident size stays flat over a run (tests/mpi/long_run.sh checks it).
