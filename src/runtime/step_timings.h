@@ -53,7 +53,8 @@ class TimedTokenSource final : public TokenSource {
 };
 
 // One CSV row per forward: pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted. Throws r1pi::Error
-// when the file cannot be written.
+// when the file cannot be written: at once for the header, on write() for a row that fails, and on
+// close() for what the buffer still held (the destructor closes without a word, after an error).
 class TimingsCsv {
  public:
   explicit TimingsCsv(const std::string& path);
@@ -61,8 +62,10 @@ class TimingsCsv {
   TimingsCsv(const TimingsCsv&) = delete;
   TimingsCsv& operator=(const TimingsCsv&) = delete;
   void write(const Step& step, bool flush = false);  // flush: to the file now, not when the buffer fills
+  void close();
 
  private:
+  [[noreturn]] void fail();  // closes the file and throws, naming it and errno
   std::string path_;
   std::FILE* file_ = nullptr;
 };

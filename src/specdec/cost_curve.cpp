@@ -1,5 +1,7 @@
 #include "specdec/cost_curve.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +9,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/whole_file.h"
 
 namespace r1pi {
 
@@ -53,11 +56,14 @@ CostCurve CostCurve::parse(const std::string& text, const std::string& where) {
 }
 
 CostCurve CostCurve::read(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot read the cost curve");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  // /dev/zero or a FIFO would be read for ever: read_whole_file takes regular files only, and a
+  // curve of at most 64 points is a few kilobytes, so a large file is not one.
+  constexpr off_t kMaxBytes = 1 << 20;
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > kMaxBytes)
+    throw Error(path + ": " + std::to_string(st.st_size) + " bytes is too large for a cost curve file (at most " +
+                std::to_string(kMaxBytes) + ")");
+  return parse(read_whole_file(path, "cost curve"), path);
 }
 
 void CostCurve::write(const std::string& path) const {
