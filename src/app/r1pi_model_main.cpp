@@ -14,6 +14,7 @@
 #include "tools/model_presets.h"
 #include "tools/quantize_model.h"
 #include "tools/tokenize_prompt.h"
+#include "tokenizer/printable_text.h"
 
 namespace {
 
@@ -160,7 +161,7 @@ int main(int argc, char** argv) {
     // r1pi::Error carries a message naming the file and the problem; anything else (out of
     // memory, a filesystem error) is reported the same way rather than as a crash.
     std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", r1pi::printable_text(e.what(), true).c_str());
     return 1;
   }
   return 0;

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "runtime/run_options.h"
 #include "runtime/run_steps.h"
+#include "tokenizer/printable_text.h"
 #ifdef R1PI_HAVE_MPI
 #include "runtime/mpi/distributed_run.h"
 #include "runtime/mpi/mpi_world.h"
@@ -20,10 +21,11 @@
 
 namespace r1pi {
 
-// Prints "error: WHAT" after whatever stdout holds; returns the exit status 1.
+// Prints "error: WHAT" after whatever stdout holds; returns the exit status 1. WHAT may quote the
+// model file (names, keys, values): escape sequences and invalid UTF-8 are printed escaped.
 inline int report_error(const char* what) {
   std::fflush(stdout);
-  std::fprintf(stderr, "error: %s\n", what);
+  std::fprintf(stderr, "error: %s\n", printable_text(what, true).c_str());
   return 1;
 }
 

@@ -12,6 +12,7 @@
 #include "model/model_fingerprint.h"
 #include "runtime/cost_calibration.h"
 #include "runtime/token_source.h"
+#include "tokenizer/printable_text.h"
 
 namespace r1pi {
 
@@ -36,7 +37,7 @@ void print_banner(const LoadedModel& m, const RunOptions& o, int n_ctx, int thre
                "model: %s | dim %u, %u layers, %u/%u heads, ffn %u, vocab %u | %.1f MB on rank 0, "
                "loaded in %.2f s\nrun: %d rank%s x %d threads, %s kernels, context %d, seed %llu, "
                "temp %.2f, KV cache %s %.1f MB%s\n",
-               c.name.c_str(), c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab,
+               printable_text(c.name).c_str(), c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab,
                m.weights.total_bytes() / 1e6, load_seconds, n_ranks, n_ranks > 1 ? "s" : "", threads,
                kernels().name, n_ctx, (unsigned long long)o.sampler.seed, o.sampler.temperature,
                o.kv_type.c_str(), kv_bytes / 1e6, n_ranks > 1 ? " on rank 0" : "");
@@ -76,7 +77,9 @@ auto with_timings(TokenSource& source, const std::function<StepCost()>& last_cos
   if (timings_csv.empty()) return run(source);
   TimingsCsv csv(timings_csv);
   TimedTokenSource timed(source, [&](const Step& step) { csv.write(step, flush); }, last_cost);
-  return run(timed);
+  auto result = run(timed);
+  csv.close();  // the rows still buffered: a write error there must not pass as success
+  return result;
 }
 }  // namespace
 

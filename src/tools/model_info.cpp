@@ -12,6 +12,7 @@
 #include "model/architecture.h"
 #include "model/model_config.h"
 #include "tools/model_maker.h"
+#include "tokenizer/printable_text.h"
 
 namespace r1pi {
 
@@ -74,7 +75,7 @@ void print_config(const GgufFile& file) {
     }
     std::printf("\n");
   } catch (const Error& e) {
-    std::printf("\nnot loadable by r1pi: %s\n", e.what());
+    std::printf("\nnot loadable by r1pi: %s\n", printable_text(e.what(), true).c_str());
   }
 }
 
@@ -92,8 +93,8 @@ void print_model_info(const std::string& path, bool all_metadata) {
   size_t key_width = 0;
   for (const auto& [key, value] : file.metadata()) key_width = std::max(key_width, key.size());
   for (const auto& [key, value] : file.metadata()) {
-    std::printf("  %-*s %-14s %s\n", static_cast<int>(key_width), key.c_str(),
-                type_name(value).c_str(), value_text(value, all_metadata).c_str());
+    std::printf("  %-*s %-14s %s\n", static_cast<int>(key_width), printable_text(key).c_str(),
+                type_name(value).c_str(), printable_text(value_text(value, all_metadata)).c_str());
   }
 
   std::printf("\ntensors:\n");
@@ -104,7 +105,7 @@ void print_model_info(const std::string& path, bool all_metadata) {
   std::map<std::string, Total> totals;
   for (const GgufTensorInfo& t : file.tensors()) {
     const std::string type(ggml_type_name(t.type));
-    std::printf("  %-*s %-5s %-20s %llu\n", static_cast<int>(name_width), t.name.c_str(), type.c_str(),
+    std::printf("  %-*s %-5s %-20s %llu\n", static_cast<int>(name_width), printable_text(t.name).c_str(), type.c_str(),
                 shape_text(t.ne).c_str(), static_cast<unsigned long long>(t.n_bytes));
     Total& total = totals[type];
     ++total.count;
