@@ -55,6 +55,9 @@ void check_options(r1pi::RunOptions& o) {
   if (o.n_predict == 0 || o.n_predict < -1)
     throw r1pi::Error("-n/--n-predict " + std::to_string(o.n_predict) +
                       ": give -1 (until end-of-generation or a full context) or a positive count");
+  if (o.sampler.top_k < 0)
+    throw r1pi::Error("--top-k " + std::to_string(o.sampler.top_k) +
+                      ": give 0 (the whole vocabulary) or a positive count");
   if (!std::isfinite(o.sampler.temperature)) throw r1pi::Error("--temp must be a number from 0 to 100");
   if (!std::isfinite(o.sampler.top_p)) throw r1pi::Error("--top-p must be a number from 0 to 1");
   if (!std::isfinite(o.rank_timeout)) throw r1pi::Error("--rank-timeout must be a number of seconds");
@@ -125,8 +128,8 @@ int main(int argc, char** argv) {
   app.add_option("-f,--file", prompt_file, "read the prompt from a file")->excludes(prompt);
   app.add_option("-n,--n-predict", o.n_predict, "tokens to generate (-1: until end or full context)");
   app.add_option("--temp", o.sampler.temperature, "temperature (0: greedy)")->check(CLI::Range(0.0f, 100.0f));
-  app.add_option("--top-k", o.sampler.top_k, "keep the k most likely tokens (0: all)")
-      ->check(CLI::NonNegativeNumber);
+  // Checked in check_options: CLI::NonNegativeNumber's message printed the largest double, 309 digits.
+  app.add_option("--top-k", o.sampler.top_k, "keep the k most likely tokens (0: all)");
   app.add_option("--top-p", o.sampler.top_p, "nucleus sampling threshold (1: off)")
       ->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--seed", seed, "sampling seed, 0 to 2^64-1 (-1: random)");
