@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "common/token_hash.h"
 #include "ggml/quant_blocks.h"
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
@@ -154,6 +156,45 @@ TEST(Generation, ContextChecks) {
   EXPECT_NO_THROW(check_fits_context(99, -1, 100));
 }
 
+// A context past the machine's memory used to end in "out of memory" (or the OOM killer, once the
+// cache was zeroed): the message says how big the cache would be and names -c. 1000 layers x 64
+// heads x 128 x 2^24 positions is about 1.1e18 bytes, past any machine: refused before allocating.
+TEST(Generation, KvCacheBeyondMemoryNamesItsSizeAndTheContextFlag) {
+  const std::string e = test::error_of([] { KvCache(1000, 1 << 24, 64, 128, GgmlType::F16); });
+  EXPECT_NE(e.find("the KV cache for a context of 16777216 tokens would take 549755.8 GB (F16 keys and "
+                   "values, 1000 layers x 64 KV heads x 128), more than this machine's"),
+            std::string::npos) << e;
+  EXPECT_NE(e.find(": lower -c/--ctx-size or use a smaller --kv-type (f16, q8_0)"), std::string::npos) << e;
+}
+
+// A copy of the tiny model with one metadata value replaced (or added).
+std::string tiny_model_with(const std::string& name, const std::string& key, const GgufValue& value) {
+  const GgufFile tiny = GgufFile::open(tiny_model());
+  GgufWriter w;
+  bool replaced = false;
+  for (const auto& [k, v] : tiny.metadata()) {
+    if (k == "general.alignment") continue;  // the writer adds its own
+    w.add(k, k == key ? value : v);
+    replaced |= k == key;
+  }
+  if (!replaced) w.add(key, value);
+  for (const GgufTensorInfo& t : tiny.tensors()) w.add_tensor(t.name, t.ne, t.type);
+  const std::string path = test::scratch_dir("gen-" + name) + "/" + name + ".gguf";
+  w.open(path);
+  for (const GgufTensorInfo& t : tiny.tensors()) w.write_data(tiny.tensor_data(t), t.n_bytes);
+  w.close();
+  return path;
+}
+
+// llama.cpp refuses a file with tensors it does not use; r1pi used to run the first 2 of 4 layers.
+TEST(Generation, BlockCountBelowTheFileLayersIsRefused) {
+  const std::string path = tiny_model_with("blocks", "llama.block_count", GgufValue::u32(2));
+  const std::string e = test::error_of([&] { load_model(path); });
+  EXPECT_NE(e.find("blocks.gguf: llama.block_count is 2, but the file holds tensors of 4 layers (blk.0 to "
+                   "blk.3): refused rather than run on the first 2 only"),
+            std::string::npos) << e;
+}
+
 // ---- the r1pi program ----
 
 std::string r1pi() { return test::bin_dir() + "/r1pi"; }
@@ -257,6 +298,72 @@ TEST(Cli, NanWeightsAreFound) {
   expect_error("-m " + model_with_nan_scale("cli-nan-w2", "blk.1.ffn_down.weight", offsetof(block_q4_0, d)) +
                    " -p hi -n 4 --temp 0 -t 1",
                "error: the FFN output (w2) of layer 1 at position 0 is NaN");
+}
+
+// Every attn_norm weight at 1e7 puts layer 0's attention input past Q8_0's fp16 scale: it used to be
+// quantised with an inf scale, the attention's products were lost and the run exited 0.
+TEST(Cli, ActivationsPastQ8_0AreFound) {
+  const std::string path = test::make_model_file("cli-huge-norm", {.preset = "tiny", .seed = 7});
+  uint64_t offset = 0, bytes = 0;
+  {
+    const GgufFile file = GgufFile::open(path);
+    const GgufTensorInfo* norm = file.find_tensor("blk.0.attn_norm.weight");
+    offset = file.data_offset() + norm->offset;
+    bytes = norm->n_bytes;
+  }
+  const std::vector<float> huge(bytes / sizeof(float), 1e7f);
+  std::fstream(path, std::ios::in | std::ios::out | std::ios::binary).seekp(std::streamoff(offset))
+      .write(reinterpret_cast<const char*>(huge.data()), std::streamsize(bytes));
+  expect_error("-m " + path + " -p hi -n 2 --temp 0 -t 1",
+               "error: layer 0: the attention input (attn_norm's output) holds ");
+  expect_error("-m " + path + " -p hi -n 2 --temp 0 -t 1",
+               ", past the largest value a Q8_0 activation holds (127 x 65504, about 8.3e6) at position 0");
+}
+
+// Strings from the file reach the terminal escaped: an escape sequence in general.name (the banner)
+// or the architecture (an error) could retitle the window or clear the screen; invalid UTF-8 too.
+TEST(Cli, StringsFromTheFileArePrintedEscaped) {
+  const std::string named = tiny_model_with("escaped-name", "general.name", GgufValue::string("a\x1b]0;owned\x07" "b\xff\xc2\x9b"));
+  const test::CommandResult r = test::run_command(r1pi() + " -m " + named + " -p hi -n 1 -t 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("model: a\\x1b]0;owned\\x07b\\xff\\xc2\\x9b |"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos);
+  const test::CommandResult e =
+      test::run_command(r1pi() + " -m " + write_small_gguf("escaped-arch", "\x1b[2J\xfe", 0) + " -p hi");
+  EXPECT_EQ(e.exit_code, 1) << e.output;
+  EXPECT_NE(e.output.find("unknown architecture '\\x1b[2J\\xfe'"), std::string::npos) << e.output;
+  EXPECT_EQ(e.output.find('\x1b'), std::string::npos);
+}
+
+// CLI11's range check printed the largest double in full (309 digits).
+TEST(Cli, NegativeTopKIsRefusedReadably) {
+  const test::CommandResult r = test::run_command(r1pi() + " -m " + tiny_model() + " -p hi --top-k -1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output, "error: --top-k -1: give 0 (the whole vocabulary) or a positive count\n");
+}
+
+// The rows used to be lost in the stdio buffer at exit, with status 0.
+TEST(Cli, TimingsThatCannotBeWrittenAreAnError) {
+  expect_error("-m " + tiny_model() + " -p hi -n 2 -t 1 --timings /dev/full",
+               "error: /dev/full: cannot write the timings file: No space left on device");
+  expect_error("-m " + tiny_model() + " -p hi -n 2 -t 1 --timings " + test::scratch_dir("cli-timings-dir"),
+               "cannot write the timings file: Is a directory");
+}
+
+// /dev/zero used to be read for ever (and a FIFO blocked): regular files only, of a bounded size.
+TEST(Cli, SpecCostIsASmallRegularFile) {
+  const std::string run = "timeout -s KILL 60 " + r1pi() + " -m " + tiny_model() + " -p hi -n 2 -t 1 --spec --spec-cost ";
+  const test::CommandResult zero = test::run_command(run + "/dev/zero");
+  EXPECT_EQ(zero.exit_code, 1) << zero.output;
+  EXPECT_NE(zero.output.find("error: /dev/zero: the cost curve is not a regular file"), std::string::npos)
+      << zero.output;
+  const std::string big = test::scratch_dir("cli-spec-cost") + "/big.txt";
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, 2 << 20);  // sparse: no 2 MB written
+  const test::CommandResult large = test::run_command(run + big);
+  EXPECT_EQ(large.exit_code, 1) << large.output;
+  EXPECT_NE(large.output.find(big + ": 2097152 bytes is too large for a cost curve file (at most 1048576)"),
+            std::string::npos) << large.output;
 }
 
 // Command-line errors follow the one convention: "error: ..." and status 1 (not CLI11's 104-109).
