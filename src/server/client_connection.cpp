@@ -12,13 +12,10 @@ namespace r1pi {
 
 namespace {
 
-// An address as cpp-httplib's get_remote_ip_and_port writes it: getnameinfo, numeric host.
 bool same_address(const sockaddr_storage& a, socklen_t len, const std::string& host, int port) {
-  char h[NI_MAXHOST], p[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<const sockaddr*>(&a), len, h, sizeof h, p, sizeof p,
-                  NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-    return false;
-  return host == h && port == std::atoi(p);
+  std::string h;
+  int p = -1;
+  return numeric_address(a, len, h, p) && host == h && port == p;
 }
 
 bool is_connection(int fd, const std::string& local_addr, int local_port, const std::string& remote_addr,
@@ -31,6 +28,16 @@ bool is_connection(int fd, const std::string& local_addr, int local_port, const 
 }
 
 }  // namespace
+
+bool numeric_address(const sockaddr_storage& a, socklen_t len, std::string& host, int& port) {
+  char h[NI_MAXHOST], p[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&a), len, h, sizeof h, p, sizeof p,
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return false;
+  host = h;
+  port = std::atoi(p);
+  return true;
+}
 
 bool ClientConnection::closed() const {
   if (fd_ < 0) return false;

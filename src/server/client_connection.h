@@ -1,9 +1,11 @@
 // The TCP connection a request came on, watched from the engine's thread: a client that closed it
 // (a stop button, a killed script, a timeout on its side) is seen before the next token, streamed
 // or not, without waiting for a write to fail (the first write after a close still succeeds; only
-// the peer's reset makes a later one fail). cpp-httplib 0.11.4 does not hand its handlers the
+// the peer's reset makes a later one fail). The handlers get httplib::Request, which has no
 // socket, so it is found by the request's addresses (Linux: /proc/self/fd).
 #pragma once
+#include <sys/socket.h>
+
 #include <string>
 
 namespace r1pi {
@@ -22,8 +24,11 @@ class ClientConnection {
   int fd_ = -1;
 };
 
-// The server's socket whose local and peer addresses are these (as cpp-httplib writes them:
-// numeric host and port), or none.
+// An address as the requests carry it (cpp-httplib's spelling, kept by http_server.cpp): numeric
+// host and port; false when it has none.
+bool numeric_address(const sockaddr_storage& address, socklen_t length, std::string& host, int& port);
+
+// The server's socket whose local and peer addresses are these (numeric_address), or none.
 ClientConnection connection_between(const std::string& local_addr, int local_port, const std::string& remote_addr,
                                     int remote_port);
 

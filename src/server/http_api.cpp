@@ -141,7 +141,7 @@ void handle_detokenize(const ApiContext& c, const httplib::Request& req, httplib
 }
 
 // Runs a handler, turning what it throws into OpenAI's error shape.
-httplib::Server::Handler guarded(std::function<void(const httplib::Request&, httplib::Response&)> handler) {
+HttpServer::Handler guarded(std::function<void(const httplib::Request&, httplib::Response&)> handler) {
   return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
     try {
       handler(req, res);
@@ -155,7 +155,7 @@ httplib::Server::Handler guarded(std::function<void(const httplib::Request&, htt
   };
 }
 
-// cpp-httplib's pool with its threads at the lowest priority (nice 19, Linux threads have their
+// The worker pool with its threads at the lowest priority (nice 19, Linux threads have their
 // own): they parse requests and write each streamed token, little work, but on a board whose
 // cores all compute, a connection thread woken per token at normal priority takes a core from
 // the compute threads in the middle of a forward, and every thread of that forward then waits
@@ -177,52 +177,42 @@ class BackgroundThreadPool : public httplib::TaskQueue {
   httplib::ThreadPool pool_;
 };
 
-const char* status_message(int status) {
-  switch (status) {
-    case 400: return "bad request";
-    case 401: return "invalid API key";
-    case 404: return "no such route";
-    case 405: return "method not allowed";
-    case 413: return "the request body is too large";
-    default: return "the request failed";
-  }
-}
-
 }  // namespace
 
-void add_api_routes(httplib::Server& http, const ApiContext& c) {
-  http.set_payload_max_length(c.options.max_body_bytes);
-  http.set_read_timeout(c.options.read_timeout_seconds, 0);
-  http.set_write_timeout(c.options.read_timeout_seconds, 0);
-  http.set_keep_alive_timeout(5);
-  // A thread per connection beyond the queue: every queued request holds one while it waits.
-  const size_t threads = size_t(c.options.queue_size) + 8;
-  http.new_task_queue = [threads] { return new BackgroundThreadPool(threads); };
+HttpLimits http_limits(const ServeOptions& options) {
+  HttpLimits l;
+  l.max_body_bytes = options.max_body_bytes;
+  l.read_timeout_seconds = options.read_timeout_seconds;
+  l.write_timeout_seconds = options.read_timeout_seconds;
+  // A worker per queued request (each holds one while it waits), and 8 for everything else.
+  l.workers = size_t(options.queue_size) + 8;
+  return l;
+}
 
-  http.set_pre_routing_handler([&c](const httplib::Request& req, httplib::Response& res) {
-    if (c.options.api_key.empty() || req.path == "/" || req.path == "/health")
-      return httplib::Server::HandlerResponse::Unhandled;
-    if (api_key_matches(req.get_header_value("Authorization"), c.options.api_key))
-      return httplib::Server::HandlerResponse::Unhandled;
+void add_api_routes(HttpServer& http, const ApiContext& c) {
+  http.set_worker_pool([](size_t n) { return std::make_unique<BackgroundThreadPool>(n); });
+  http.set_pre_routing([&c](const httplib::Request& req, httplib::Response& res) {
+    if (c.options.api_key.empty() || req.path == "/" || req.path == "/health") return false;
+    if (api_key_matches(req.get_header_value("Authorization"), c.options.api_key)) return false;
     send_json(res, 401, error_body("invalid API key (give it as Authorization: Bearer KEY)",
                                    "invalid_request_error", "invalid_api_key"));
-    return httplib::Server::HandlerResponse::Handled;
+    return true;
   });
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty())
-      send_json(res, res.status, error_body(status_message(res.status), "invalid_request_error", ""));
+  http.set_error_body([](httplib::Response& res, const std::string& message) {
+    send_json(res, res.status,
+              error_body(message, res.status >= 500 ? "server_error" : "invalid_request_error", ""));
   });
   http.set_logger([&c](const httplib::Request&, const httplib::Response& res) { c.metrics.request(res.status); });
 
-  http.Post("/v1/chat/completions", guarded([&c](const auto& req, auto& res) {
+  http.post("/v1/chat/completions", guarded([&c](const auto& req, auto& res) {
     handle_completion(c, Endpoint::Chat, req, res);
   }));
-  http.Post("/v1/completions", guarded([&c](const auto& req, auto& res) {
+  http.post("/v1/completions", guarded([&c](const auto& req, auto& res) {
     handle_completion(c, Endpoint::Completion, req, res);
   }));
-  http.Post("/tokenize", guarded([&c](const auto& req, auto& res) { handle_tokenize(c, req, res); }));
-  http.Post("/detokenize", guarded([&c](const auto& req, auto& res) { handle_detokenize(c, req, res); }));
-  http.Get("/v1/models", [&c](const httplib::Request&, httplib::Response& res) {
+  http.post("/tokenize", guarded([&c](const auto& req, auto& res) { handle_tokenize(c, req, res); }));
+  http.post("/detokenize", guarded([&c](const auto& req, auto& res) { handle_detokenize(c, req, res); }));
+  http.get("/v1/models", [&c](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200,
               {{"object", "list"},
                {"data", json::array({{{"id", c.options.model_name}, {"object", "model"}, {"created", 0},
@@ -230,11 +220,11 @@ void add_api_routes(httplib::Server& http, const ApiContext& c) {
                                       {"meta", {{"n_ctx", c.n_ctx}, {"n_vocab", c.tokenizer.n_vocab()},
                                                 {"chat_template", chat_template_name(c.chat_template)}}}}})}});
   });
-  http.Get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
-  http.Get("/metrics", [&c](const httplib::Request&, httplib::Response& res) {
+  http.get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
+  http.get("/metrics", [&c](const httplib::Request&, httplib::Response& res) {
     res.set_content(c.metrics.text(c.queue.length()), "text/plain; version=0.0.4");
   });
-  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+  http.get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(kChatPage, "text/html; charset=utf-8");
   });
 }

@@ -1,12 +1,11 @@
-// The routes of `r1pi --serve` on a cpp-httplib server: OpenAI's /v1/chat/completions,
+// The routes of `r1pi --serve` on its HTTP layer (http_server.h): OpenAI's /v1/chat/completions,
 // /v1/completions and /v1/models, /health, /metrics, /tokenize, /detokenize and the chat page
 // at /. Completions are queued for the engine (JobQueue); everything else is answered here.
 #pragma once
-#include <httplib.h>
-
 #include "chat/chat_template.h"
 #include "server/job_queue.h"
 #include "server/metrics.h"
+#include "server/http_server.h"
 #include "server/serve_options.h"
 
 namespace r1pi {
@@ -21,7 +20,10 @@ struct ApiContext {
   Metrics& metrics;
 };
 
-// Routes, limits (body size, timeouts), the API key check and OpenAI-shaped errors.
-void add_api_routes(httplib::Server& http, const ApiContext& context);
+// The server's limits (body size, timeouts, workers) from its options.
+HttpLimits http_limits(const ServeOptions& options);
+
+// Routes, the worker pool, the API key check and OpenAI-shaped errors.
+void add_api_routes(HttpServer& http, const ApiContext& context);
 
 }  // namespace r1pi

@@ -1,7 +1,5 @@
 #include "server/server.h"
 
-#include <httplib.h>
-
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -55,13 +53,13 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
   Metrics metrics;
   const ApiContext context{tokenizer, options, chat_template, chat_sampler(options.chat, chat_template),
                            source.n_ctx(), queue, metrics};
-  httplib::Server http;
+  HttpServer http(http_limits(options));
   add_api_routes(http, context);
-  const int port = options.port == 0 ? http.bind_to_any_port(options.host) : options.port;
-  if (port < 0 || (options.port != 0 && !http.bind_to_port(options.host, port)))
+  const int port = http.bind(options.host, options.port);
+  if (port < 0)
     throw Error("cannot listen on " + options.host + ":" + std::to_string(options.port) +
                 " (in use, or not an address of this machine)");
-  std::thread listener([&] { http.listen_after_bind(); });
+  std::thread listener([&] { http.run(); });
   std::fprintf(stderr, "serve: listening on http://%s:%d (template %s, queue %d, model %s)\n",
                options.host.c_str(), port, chat_template_name(chat_template).c_str(), options.queue_size,
                options.model_name.c_str());
