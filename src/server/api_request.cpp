@@ -64,6 +64,9 @@ std::vector<ChatMessage> read_messages(const json& body) {
     const std::string role = m["role"].get<std::string>();
     if (!known_chat_role(role))
       bad("'messages[" + std::to_string(i) + "].role' is '" + role + "': r1pi takes system, user and assistant");
+    // An assistant turn may come without text (OpenAI's null content); a system or user one may not.
+    if (role != "assistant" && (!m.contains("content") || m["content"].is_null()))
+      bad("'messages[" + std::to_string(i) + "].content' is required (a " + role + " message without text)");
     messages.push_back({role, content_text(m.value("content", json()), i)});
   }
   return messages;

@@ -121,6 +121,8 @@ json body_object(const httplib::Request& req) {
 void handle_tokenize(const ApiContext& c, const httplib::Request& req, httplib::Response& res) {
   const json body = body_object(req);
   if (!body.contains("content") || !body["content"].is_string()) throw ApiError(400, "'content' must be a string");
+  if (body.contains("add_special") && !body["add_special"].is_boolean())
+    throw ApiError(400, "'add_special' must be true or false");
   const bool add_special = body.value("add_special", false);
   const std::vector<int32_t> ids =
       c.tokenizer.encode(body["content"].get<std::string>(), add_special && c.tokenizer.add_bos(), true);
