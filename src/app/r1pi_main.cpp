@@ -99,6 +99,7 @@ std::string read_api_key(const std::string& path) {
   while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
   if (key.empty()) throw r1pi::Error(path + ": the API key file is empty");
   return key;
+  if (std::filesystem::is_directory(path)) throw r1pi::Error(path + ": the API key file is a directory");
 }
 
 }  // namespace
@@ -213,6 +214,9 @@ int main(int argc, char** argv) {
     error = e.what();
   }
   chat.temperature_given = app.count("--temp") > 0;
+    // --api-key "$UNSET" would start a server that asks for no key.
+    if (app.count("--api-key") > 0 && serve.api_key.empty())
+      throw r1pi::Error("--api-key is empty (an unset variable?): give the key, or leave the option out");
   chat.top_p_given = app.count("--top-p") > 0;
   serve.split_reasoning = reasoning_format == "deepseek";
   chat.reasoning = reasoning == "on";
