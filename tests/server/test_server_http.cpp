@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "server/client_connection.h"
+#include "server/http_server.h"
 #include "server/server.h"
 #include "test_support.h"
 #include "tokenizer/hf_tokenizer_json.h"
@@ -426,6 +428,101 @@ TEST(ServerHttp, ClientThatClosesWhileQueuedIsNotGenerated) {
   EXPECT_EQ(metric(cli, "r1pi_queue_length"), 0);
   EXPECT_EQ(metric(cli, "r1pi_generations_total"), 1);
   EXPECT_EQ(server.source().forwards(), 5);
+}
+
+// ---- the HTTP layer (http_server.h) alone, with tight limits
+
+// The layer with one route (GET /health) on a free port, serving on a thread of its own.
+class LayerServer {
+ public:
+  explicit LayerServer(HttpLimits limits) : http_(limits) {
+    http_.get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+    http_.set_error_body([](httplib::Response& res, const std::string& m) { res.set_content(m, "text/plain"); });
+    port_ = http_.bind("127.0.0.1", 0);
+    EXPECT_GT(port_, 0);
+    thread_ = std::thread([this] { http_.run(); });
+  }
+  ~LayerServer() {
+    http_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  HttpServer http_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+int connected(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  return fd;
+}
+
+// What the server sends until it closes the connection (at most 10 s).
+std::string read_until_closed(int fd) {
+  std::string got;
+  char buffer[4096];
+  for (int waits = 0; waits < 100; ++waits) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    got.append(buffer, size_t(n));
+  }
+  return got;
+}
+
+// A connection over the cap from one address is answered 503 with Retry-After and closed; the
+// connections held go on being served, and a place that frees up is taken again.
+TEST(ServerHttp, ConnectionOverTheCapPerAddressGets503) {
+  HttpLimits limits;
+  limits.max_connections = 8;
+  limits.max_connections_per_address = 3;
+  LayerServer server(limits);
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) held.push_back(connected(server.port()));
+  const int over = connected(server.port());
+  const std::string refused = read_until_closed(over);
+  close(over);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503 ", 0), 0u) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1\r\n"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("too many connections from this address"), std::string::npos) << refused;
+  const std::string health = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(send(held[0], health.data(), health.size(), 0), ssize_t(health.size()));
+  EXPECT_EQ(read_until_closed(held[0]).rfind("HTTP/1.1 200 ", 0), 0u);
+  for (int fd : held) close(fd);
+  // The closes reach the event thread soon: a new connection is served again.
+  std::string answer;
+  for (int i = 0; i < 100 && answer.rfind("HTTP/1.1 200 ", 0) != 0; ++i) {
+    const int fd = connected(server.port());
+    send(fd, health.data(), health.size(), MSG_NOSIGNAL);
+    answer = read_until_closed(fd);
+    close(fd);
+  }
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 ", 0), 0u) << answer;
+}
+
+// A connection that sends nothing is closed after the keep-alive time; one whose request does not
+// arrive within the read timeout gets 408.
+TEST(ServerHttp, IdleConnectionClosesAndASlowRequestGets408) {
+  HttpLimits limits;
+  limits.keep_alive_seconds = 1;
+  limits.read_timeout_seconds = 1;
+  LayerServer server(limits);
+  const int idle = connected(server.port()), slow = connected(server.port());
+  const std::string part = "GET /health HTTP/1.1\r\nHost:";
+  ASSERT_EQ(send(slow, part.data(), part.size(), 0), ssize_t(part.size()));
+  EXPECT_EQ(read_until_closed(idle), "");  // closed, not left open for the 10 s it waits
+  const std::string timed_out = read_until_closed(slow);
+  EXPECT_EQ(timed_out.rfind("HTTP/1.1 408 ", 0), 0u) << timed_out;
+  close(idle);
+  close(slow);
 }
 
 }  // namespace
