@@ -9,7 +9,9 @@ namespace r1pi {
 
 class Progress {
  public:
-  Progress(std::string label, uint64_t total_bytes, bool enabled);
+  // already_done: bytes done before this run (a resumed download): counted in the percentage,
+  // not in the speed.
+  Progress(std::string label, uint64_t total_bytes, bool enabled, uint64_t already_done = 0);
   void add(uint64_t bytes);
   void finish();  // the final figures and a newline (when active)
 
@@ -18,7 +20,8 @@ class Progress {
 
   std::string label_;
   uint64_t total_;
-  uint64_t done_ = 0;
+  uint64_t done_;
+  uint64_t already_done_;
   bool active_;
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
