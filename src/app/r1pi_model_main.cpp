@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/whole_file.h"
 #include "model/architecture.h"
+#include "tools/hub/hub_pull.h"
 #include "tools/inflate.h"
 #include "tools/model_maker.h"
 #include "tools/model_presets.h"
@@ -122,6 +123,15 @@ int main(int argc, char** argv) {
   tokenize_cmd->add_flag("--ids", tokenize.ids_only, "only the ids, space-separated");
   tokenize_cmd->add_flag("--no-bos", tokenize.no_bos, "do not prepend BOS");
 
+  r1pi::PullOptions pull;
+  bool pull_no_progress = false;
+  CLI::App* pull_cmd = app.add_subcommand(
+      "pull", "download a GGUF from the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN), resumed and verified");
+  pull_cmd->add_option("REPO", pull.spec, "OWNER/NAME[:QUANT], QUANT as in the file names (default Q4_K_M, else Q4_0)")
+      ->required();
+  pull_cmd->add_option("-o,--output-dir", pull.out_dir, "folder for the file(s)")->capture_default_str();
+  pull_cmd->add_flag("--no-progress", pull_no_progress, "no progress line on stderr");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -150,6 +160,9 @@ int main(int argc, char** argv) {
       report_written(quantize_out);
     } else if (*info_cmd) {
       r1pi::print_model_info(info_path, info_all);
+    } else if (*pull_cmd) {
+      pull.progress = !pull_no_progress;
+      for (const std::string& path : r1pi::pull_model(pull)) std::printf("%s\n", path.c_str());
     } else if (*tokenize_cmd) {
       if (!*prompt_option && tokenize_file.empty())
         throw r1pi::Error("tokenize: give the text with -p TEXT or -f FILE");
