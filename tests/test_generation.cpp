@@ -405,6 +405,52 @@ TEST(Cli, SeedTakesEvery64BitValueAndNothingElse) {
   expect_error("-m " + tiny_model() + " -p hi --seed -2", "--seed");
 }
 
+// ---- llama.cpp's habits (issue 34) ----
+
+std::string sha256_line(const std::string& output) {
+  const size_t at = output.find("sha256: ");
+  return at == std::string::npos ? "" : output.substr(at, 72);
+}
+
+// -ngl 99 used to be read as "-n gl" and -fa as "-f a": llama.cpp's flags that mean nothing here
+// run with a note each and change nothing.
+TEST(Cli, LlamaCppFlagsRunWithANote) {
+  const std::string run = r1pi() + " -m " + tiny_model() + " -p hi -n 4 -t 1 --temp 0";
+  const test::CommandResult plain = test::run_command(run);
+  const test::CommandResult habits = test::run_command(run + " -ngl 99 -fa on --mlock --no-mmap --n-gpu-layers=8");
+  ASSERT_EQ(habits.exit_code, 0) << habits.output;
+  for (const char* note : {"note: -ngl 99 ignored: llama.cpp's GPU offload", "note: -fa on ignored",
+                           "note: --mlock ignored", "note: --no-mmap ignored", "note: --n-gpu-layers=8 ignored"})
+    EXPECT_NE(habits.output.find(note), std::string::npos) << note << "\n" << habits.output;
+  EXPECT_EQ(sha256_line(habits.output), sha256_line(plain.output));
+  EXPECT_NE(sha256_line(plain.output), "");
+  // -fa before an option: no value taken.
+  EXPECT_EQ(test::run_command(run + " -fa -ngl 1").exit_code, 0);
+}
+
+TEST(Cli, ClusteredShortFlagsAreRefusedNamingThem) {
+  expect_error("-m " + tiny_model() + " -p hi -ngx 9", "unknown option -ngx (r1pi reads no clustered short flags: it is not -n gx)");
+  expect_error("-m " + tiny_model() + " -p hi -n64", "unknown option -n64");
+  // An option's value is its own, whatever it looks like; negative numbers are values.
+  const test::CommandResult r = test::run_command(r1pi() + " -m " + tiny_model() + " -p -ngl -n -1 -c 8 -t 1 --temp 0");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(Cli, VersionNamesTheCommitKernelsAndMpi) {
+  const test::CommandResult r = test::run_command(r1pi() + " --version");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(^r1pi \S+\nkernels: \S+\nMPI: .+\ncompiler: (gcc|clang) )")))
+      << r.output;
+}
+
+TEST(Cli, HelpShowsTheDefaults) {
+  const test::CommandResult r = test::run_command(r1pi() + " --help");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* shown : {"--temp FLOAT:FLOAT in [0 - 100]=0.8", "--top-k INT=40", "-b,--batch-size INT:INT in [1 - 4096]=64",
+                            "--kv-type TEXT:{f32,f16,q8_0}=f32", "--port INT:INT in [0 - 65535]=8080", "-ngl"})
+    EXPECT_NE(r.output.find(shown), std::string::npos) << shown << "\n" << r.output;
+}
+
 // The chat's prompt size for a line (its /stats line) with Qwen3's template and --reasoning as
 // given ("": the default, on); off ends the prompt with the empty think block, 19 tokens in the
 // tiny model's byte vocabulary.
@@ -421,6 +467,18 @@ int chat_prompt_tokens(const std::string& line, const std::string& reasoning) {
     return -1;
   }
   return std::stoi(m[1]);
+}
+
+// llama-cli's -sys is --system: the system message lengthens the first turn's prompt.
+TEST(Cli, SysIsTheSystemMessage) {
+  const int without = chat_prompt_tokens("hi", "");
+  const test::CommandResult r = test::run_command(
+      "printf 'hi\\n/stats\\n' | " + r1pi() + " -m " + tiny_model() +
+      " -cnv -sys 'Be brief.' --chat-template qwen3 -n 1 -t 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stats: prompt (\d+) tokens)"))) << r.output;
+  EXPECT_GT(std::stoi(m[1]), without) << r.output;
 }
 
 TEST(Cli, ChatReasoningOffWritesTheEmptyThinkBlock) {

@@ -6,14 +6,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 #include <thread>
 
 #include <csignal>
 #include <filesystem>
 
+#include "app/llama_cpp_habits.h"
 #include "app/run_job.h"
+#include "app/version_text.h"
 #include "chat/chat_repl.h"
 #include "common/error.h"
 #include "common/whole_file.h"
@@ -86,11 +87,14 @@ double rank_timeout_before_mpi(int argc, char** argv) {
   return r1pi::kDefaultRankTimeout;
 }
 
-// llama.cpp's spelling of --chat; CLI11 takes no multi-letter option after a single dash.
-void accept_cnv(int argc, char** argv) {
-  static char chat[] = "--chat";
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "-cnv") == 0) argv[i] = chat;
+// --help shows each option's default, as llama.cpp's does; those whose default depends on the
+// machine or the model say so in their text instead, and options without one show nothing.
+void show_defaults(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string name = option->get_name();
+    if (option->get_items_expected_min() == 0 || name == "--threads" || name == "--ctx-size") continue;
+    option->capture_default_str();
+  }
 }
 
 // The key without the newline an editor leaves at the end of the file.
@@ -114,7 +118,6 @@ int main(int argc, char** argv) {
   r1pi::JobWorld world;
   const bool root = true;
 #endif
-  accept_cnv(argc, argv);
   r1pi::RunOptions o;
   r1pi::ChatOptions chat;
   r1pi::ServeOptions serve;
@@ -124,6 +127,9 @@ int main(int argc, char** argv) {
   std::string seed = "-1";
   std::string spec_ngram = "1:4";
   CLI::App app{"r1pi: runs Llama-family GGUF models (DeepSeek-R1-Distill-Llama and kin)"};
+  app.set_version_flag("--version", r1pi::version_text("r1pi"));
+  app.footer("llama.cpp's spellings: -cnv = --chat, -sys = --system, -ctk = --kv-type; its -ngl, -fa, --mlock\n"
+             "and --no-mmap are accepted and ignored, with a note. Docs: docs/cli.md");
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
   auto* prompt = app.add_option("-p,--prompt", o.prompt, "prompt text");
   app.add_option("-f,--file", prompt_file, "read the prompt from a file")->excludes(prompt);
@@ -187,12 +193,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"deepseek", "none"}))->capture_default_str()->group(session);
   app.add_option("--queue-size", serve.queue_size, "requests waiting or running before 503")
       ->check(CLI::Range(1, 4096))->capture_default_str()->group(session);
+  show_defaults(app);
   // Nothing may end a rank before the first collective: the others would wait for it forever.
   // Failures are collected here, and the ranks agree on them (start_job).
   std::string error;
   bool help = false;
   try {
-    app.parse(argc, argv);
+    r1pi::HabitArgs habits = r1pi::llama_cpp_habits(app, argc, argv);
+    if (root)
+      for (const std::string& note : habits.notes) std::fprintf(stderr, "%s\n", note.c_str());
+    app.parse(habits.args);
     o.timings = timings->count() > 0 && o.timings_csv.empty();
     // Only rank 0 tokenises the prompt: the prompt file need not exist on the other boards.
     if (!prompt_file.empty() && root) o.prompt = r1pi::read_whole_file(prompt_file, "prompt file");
