@@ -100,7 +100,8 @@ void download_hub_file(const HubClient& hub, const std::string& url_path, const 
     if (fs::file_size(dest) == file.size) {
       hash_file(dest, digest);
       if (digest.expected().empty() || same_hex(digest.hex(), digest.expected())) {
-        note(dest.string() + " is there already, verified");
+        note(dest.string() + " is there already, with the listing's size" +
+             (digest.expected().empty() ? "" : std::string(" and ") + digest.name()));
         return;
       }
     }
