@@ -4,8 +4,8 @@
 //     block, the tokens/s line; Stop ends an answer (the server counts a cancelled generation);
 //     New chat clears the page and brings the hint back.
 //  3. The settings drawer: temperature, max tokens and system prompt survive a reload, go into the
-//     request's body (seen by intercepting it), and the server honours max_tokens; empty fields
-//     leave them out.
+//     request's body (seen by intercepting it), and the server honours max_tokens; empty or
+//     invalid fields leave them out.
 //  4. Markdown: a scripted SSE answer (served by request interception: the test model's output is
 //     noise) renders as headings, lists, code, links; HTML and javascript: links in it stay text,
 //     and no dialog fires. Rendering in small deltas gives the same DOM as rendering at once.
@@ -160,13 +160,15 @@ try {
   assert.equal(sent.stream, true);
   const stats20 = await page.$eval(".assistant .stats", e => e.textContent);
   assert.match(stats20, /^20 tokens, /, "the server honoured max_tokens");
-  // Emptied fields: the server's defaults again.
+  // Emptied fields (and an invalid one): the server's defaults again.
   await page.click("#settings-button");
   for (const id of ["#temperature", "#max-tokens", "#system"]) {
     await page.click(id);
     await page.keyboard.down("Control"); await page.keyboard.press("a"); await page.keyboard.up("Control");
     await page.keyboard.press("Backspace");
   }
+  await page.type("#temperature", "-1");  // out of range: shown red, and left out too
+  assert.ok(await page.$eval("#temperature", e => e.matches(":invalid")));
   await page.click("#settings-close");
   assert.ok(!(await visible("#settings")), "Close closes the drawer");
   console.log(`PASS: chat page: settings survive a reload and go into the request (temperature 0.5, max_tokens 20, system message); "${stats20}"`);
@@ -178,7 +180,7 @@ try {
   await page.keyboard.press("Enter");
   await answered(60000);
   const plain = bodies.at(-1);
-  assert.ok(!("temperature" in plain) && !("max_tokens" in plain), "empty fields are left out: " + JSON.stringify(plain));
+  assert.ok(!("temperature" in plain) && !("max_tokens" in plain), "empty and invalid fields are left out: " + JSON.stringify(plain));
   assert.deepEqual(plain.messages, [{ role: "user", content: "Why is the sky blue? Use Markdown." }], "no system message");
   await new Promise(r => setTimeout(r, 300));  // time for an injected handler, had one got through, to run
   const md = await page.evaluate(() => {
