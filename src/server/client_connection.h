@@ -1,8 +1,8 @@
 // The TCP connection a request came on, watched from the engine's thread: a client that closed it
 // (a stop button, a killed script, a timeout on its side) is seen before the next token, streamed
 // or not, without waiting for a write to fail (the first write after a close still succeeds; only
-// the peer's reset makes a later one fail). The handlers get httplib::Request, which has no
-// socket, so it is found by the request's addresses (Linux: /proc/self/fd).
+// the peer's reset makes a later one fail). The server's handlers get the socket from
+// HttpServer::current_socket; connection_between finds one by its addresses (the tests' use).
 #pragma once
 #include <sys/socket.h>
 

@@ -100,8 +100,7 @@ void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, co
 
 void handle_completion(const ApiContext& c, Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
   const ApiRequest request = parse_api_request(endpoint, req.body, c.default_sampler);
-  auto job = std::make_shared<Job>(request, prompt_of(c, request),
-                                   connection_between(req.local_addr, req.local_port, req.remote_addr, req.remote_port));
+  auto job = std::make_shared<Job>(request, prompt_of(c, request), ClientConnection(HttpServer::current_socket()));
   if (!c.queue.push(job)) {
     res.set_header("Retry-After", "1");
     throw ApiError(503, "the server is busy: " + std::to_string(c.options.queue_size) + " requests are queued",

@@ -39,6 +39,8 @@ constexpr auto kCrowdedIdle = seconds(1);    // the idle timeout past half of ma
 constexpr auto kLinger = seconds(1);         // reading (and dropping) what a refused client still sends
 constexpr auto kSweep = milliseconds(100);   // how often timeouts are looked at
 
+thread_local int t_current_socket = -1;  // HttpServer::current_socket
+
 const char* reason(int status) {
   switch (status) {
     case 100: return "Continue";
@@ -252,6 +254,8 @@ int HttpServer::bind(const std::string& host, int port) {
   impl_->listen_fd = fd;
   return actual;
 }
+
+int HttpServer::current_socket() { return t_current_socket; }
 
 void HttpServer::stop() {
   impl_->stopping = true;
@@ -683,7 +687,9 @@ void HttpServer::Impl::answer(Connection& c, httplib::Request req, std::optional
       res.status = refusal->status;
       message = refusal->message;
     } else {
+      t_current_socket = c.fd;
       route(req, res, message);
+      t_current_socket = -1;
       if (res.status == -1) res.status = 200;  // httplib::Response's "not set"
     }
     fill_error(res, message);

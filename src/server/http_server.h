@@ -61,6 +61,10 @@ class HttpServer {
   void run();
   void stop();  // any thread
 
+  // The socket of the request that the calling worker thread is answering (-1 on any other
+  // thread): a handler can watch it for a client that leaves (client_connection.h).
+  static int current_socket();
+
   struct Impl;
 
  private:
