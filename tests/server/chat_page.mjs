@@ -236,13 +236,32 @@ try {
     };
     const last = median(k => renderMarkdown(live, long + " more".repeat(k + 1)));
     const fresh = median(() => renderMarkdown(document.createElement("div"), long));
-    return { same: box.innerHTML === expected, kb: long.length / 1024, frames, whole, last, fresh };
+    // Random text of Markdown's characters and HTML (a fixed-seed generator): in deltas the same DOM
+    // as at once, only the renderer's own tags, the only attributes an http(s) link's and a list's.
+    let seed = 1, odd = [];
+    const random = n => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    const bits = ["*", "**", "_", "`", "```", "~~~", "\n", "\n\n", "  ", "- ", "1. ", "# ", "[a](", "https://x.y", "javascript:", ")",
+                  "]", "\\", "<img src=x onerror=alert(9)>", "<script>alert(9)</script>", "word", "---", "> "];
+    const tags = new Set(["P", "H1", "H2", "H3", "H4", "H5", "H6", "UL", "OL", "LI", "PRE", "CODE", "STRONG", "EM", "A", "HR"]);
+    for (let n = 0; n < 300; ++n) {
+      const text = Array.from({ length: 40 }, () => bits[random(bits.length)]).join("");
+      const once = document.createElement("div"), parts = document.createElement("div");
+      renderMarkdown(once, text);
+      for (let at = 0; at < text.length;) { at += 1 + random(6); renderMarkdown(parts, text.slice(0, at)); }
+      const bad = [...once.querySelectorAll("*")].filter(e => !tags.has(e.tagName) ||
+        [...e.attributes].some(a => !(e.tagName === "A" && ["target", "rel"].includes(a.name) ||
+                                      e.tagName === "A" && a.name === "href" && /^https?:\/\//.test(a.value) ||
+                                      e.tagName === "OL" && a.name === "start")));
+      if (parts.innerHTML !== once.innerHTML || bad.length) odd.push(text);
+    }
+    return { same: box.innerHTML === expected, odd, kb: long.length / 1024, frames, whole, last, fresh };
   }, MARKDOWN, md.html);
   assert.ok(stream.same, "rendering in deltas gives the DOM of rendering at once");
+  assert.deepEqual(stream.odd, [], "random Markdown: the same DOM in deltas, and no foreign tag or attribute");
   assert.ok(stream.last < 50, `a frame late in a long answer costs ${stream.last.toFixed(2)} ms`);
   console.log(`PASS: chat page: Markdown (heading, emphasis, code, lists, http link), HTML and javascript: stay text, no dialog; ` +
               `screenshot ${shot("chat_page_markdown")}`);
-  console.log(`PASS: chat page: streamed Markdown equals one render; a ${stream.kb.toFixed(0)} KB answer: ${stream.frames} renders ` +
+  console.log(`PASS: chat page: streamed Markdown equals one render (also for 300 random texts); a ${stream.kb.toFixed(0)} KB answer: ${stream.frames} renders ` +
               `${stream.whole.toFixed(0)} ms in all, a late one ${stream.last.toFixed(2)} ms (a fresh render ${stream.fresh.toFixed(2)} ms; medians of 21)`);
 
   // ---- 5. A phone.
