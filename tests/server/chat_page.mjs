@@ -234,7 +234,10 @@ try {
       const times = Array.from({ length: 21 }, (_, k) => { const t0 = performance.now(); render(k); return performance.now() - t0; });
       return times.sort((a, b) => a - b)[10];
     };
+    // What keeps a late frame cheap, checked without a clock: the earlier blocks' nodes survive it.
+    const first = live.firstElementChild;
     const last = median(k => renderMarkdown(live, long + " more".repeat(k + 1)));
+    const kept = live.firstElementChild === first;
     const fresh = median(() => renderMarkdown(document.createElement("div"), long));
     // Random text of Markdown's characters and HTML (a fixed-seed generator): in deltas the same DOM
     // as at once, only the renderer's own tags, the only attributes an http(s) link's and a list's.
@@ -254,11 +257,12 @@ try {
                                       e.tagName === "OL" && a.name === "start")));
       if (parts.innerHTML !== once.innerHTML || bad.length) odd.push(text);
     }
-    return { same: box.innerHTML === expected, odd, kb: long.length / 1024, frames, whole, last, fresh };
+    return { same: box.innerHTML === expected, odd, kb: long.length / 1024, frames, whole, last, fresh, kept };
   }, MARKDOWN, md.html);
   assert.ok(stream.same, "rendering in deltas gives the DOM of rendering at once");
   assert.deepEqual(stream.odd, [], "random Markdown: the same DOM in deltas, and no foreign tag or attribute");
-  assert.ok(stream.last < 50, `a frame late in a long answer costs ${stream.last.toFixed(2)} ms`);
+  // Timings are printed, never asserted (a busy machine); the kept nodes are the property behind them.
+  assert.ok(stream.kept, "a late frame keeps the DOM of the blocks before it");
   console.log(`PASS: chat page: Markdown (heading, emphasis, code, lists, http link), HTML and javascript: stay text, no dialog; ` +
               `screenshot ${shot("chat_page_markdown")}`);
   console.log(`PASS: chat page: streamed Markdown equals one render (also for 300 random texts); a ${stream.kb.toFixed(0)} KB answer: ${stream.frames} renders ` +
