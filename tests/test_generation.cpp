@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/token_hash.h"
+#include "ggml/fp16.h"
 #include "ggml/quant_blocks.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
@@ -320,6 +321,30 @@ TEST(Cli, ActivationsPastQ8_0AreFound) {
                ", past the largest value a Q8_0 activation holds (127 x 65504, about 8.3e6) at position 0");
 }
 
+// The same for a key past an f16 KV cache's 65504 (layer 0's attn_k scales at 60000): it was stored
+// as inf, and the attention's NaN blamed on NaN weights. An f32 cache holds it.
+TEST(Cli, KeysPastTheKvCacheTypeAreFound) {
+  const std::string path = test::make_model_file("cli-huge-keys", {.preset = "tiny", .seed = 7});
+  uint64_t offset = 0, blocks = 0;
+  {
+    const GgufFile file = GgufFile::open(path);
+    const GgufTensorInfo* wk = file.find_tensor("blk.0.attn_k.weight");
+    ASSERT_EQ(wk->type, GgmlType::Q4_0);
+    offset = file.data_offset() + wk->offset;
+    blocks = wk->n_bytes / sizeof(block_q4_0);
+  }
+  const uint16_t scale = fp32_to_fp16(60000.0f);
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  for (uint64_t b = 0; b < blocks; ++b)
+    f.seekp(std::streamoff(offset + b * sizeof(block_q4_0) + offsetof(block_q4_0, d)))
+        .write(reinterpret_cast<const char*>(&scale), sizeof scale);
+  f.close();
+  expect_error("-m " + path + " -p hi -n 2 --temp 0 -t 1 --kv-type f16",
+               ", past the largest value an f16 KV cache holds (65504): the model's weights are far out of range "
+               "(--kv-type f32 holds it)");
+  expect_error("-m " + path + " -p hi -n 2 --temp 0 -t 1 --kv-type f16", "error: layer 0: a key at position 0 holds ");
+}
+
 // Strings from the file reach the terminal escaped: an escape sequence in general.name (the banner)
 // or the architecture (an error) could retitle the window or clear the screen; invalid UTF-8 too.
 TEST(Cli, StringsFromTheFileArePrintedEscaped) {
@@ -434,6 +459,21 @@ TEST(Cli, ClusteredShortFlagsAreRefusedNamingThem) {
   // An option's value is its own, whatever it looks like; negative numbers are values.
   const test::CommandResult r = test::run_command(r1pi() + " -m " + tiny_model() + " -p -ngl -n -1 -c 8 -t 1 --temp 0");
   EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// Ctrl-C in a plain run prints the summary of what was generated, then exits 130. A background
+// job of a shell starts with SIGINT ignored until r1pi's handler is in place, which is before the
+// first token: the signal is sent once text has appeared.
+TEST(Cli, CtrlCPrintsTheSummaryAndExits130) {
+  const std::string dir = test::scratch_dir("cli-ctrl-c");
+  const std::string script = r1pi() + " -m " + tiny_model() + " -p hi -n -1 --ignore-eos -c 60000 -t 1 --temp 0 > " +
+                             dir + "/out 2> " + dir + "/err & pid=$!; for i in $(seq 1200); do [ -s " + dir +
+                             "/out ] && break; sleep 0.1; done; kill -INT $pid; wait $pid; echo status=$?";
+  const test::CommandResult r = test::run_command("timeout -s KILL 300 bash -c '" + script + "'");
+  EXPECT_NE(r.output.find("status=130"), std::string::npos) << r.output;
+  const std::string err = test::read_file(dir + "/err");
+  EXPECT_TRUE(std::regex_search(err, std::regex(R"(generated: [1-9]\d* tokens \(stop: Ctrl-C\)\nsha256: [0-9a-f]{64})")))
+      << err;
 }
 
 TEST(Cli, VersionNamesTheCommitKernelsAndMpi) {

@@ -20,6 +20,7 @@
 
 #include "common/error.h"
 #include "common/thread_pool.h"
+#include "layers/linear.h"
 #include "neon/kernels.h"
 
 namespace r1pi {
@@ -80,6 +81,14 @@ class Attend {
       s.q8.resize(size_t(n_kv_) * rows_ * (hd_ / QK8_0));
       for (int r = 0; r < n_kv_ * rows_; ++r)
         kern.quantize_row_q8_0(&s.q[size_t(r) * hd_], &s.q8[size_t(r) * (hd_ / QK8_0)], hd_);
+      for (size_t i = 0; i < s.q8.size(); ++i)
+        if (q8_0_scale_overflows(s.q8[i])) {
+          const int r = int(i / size_t(hd_ / QK8_0));
+          throw Error("layer " + std::to_string(layer) + ": a query at position " +
+                      std::to_string(pos0 + (r % rows_) / group_) +
+                      " is past the largest value a q8_0 KV cache's attention holds (127 x 65504, about "
+                      "8.3e6) or not finite: the model's weights are far out of range (--kv-type f32 holds it)");
+        }
       x_ = reinterpret_cast<const uint8_t*>(s.q8.data());
     }
   }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -10,6 +12,7 @@
 #include "common/error.h"
 #include "ggml/fp16.h"
 #include "ggml/quantize.h"
+#include "layers/linear.h"
 
 namespace r1pi {
 
@@ -63,6 +66,28 @@ KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType ty
   std::memset(values_.data(), 0, n);
 }
 
+namespace {
+
+// A key or value past what the cache's type holds used to be stored as inf: the attention then
+// made NaN of it, reported as NaN weights, or lost it. Named here, where the layer is known.
+[[noreturn]] void throw_past_cache_type(GgmlType type, int layer, int pos, const char* what, const float* x,
+                                        size_t n) {
+  float amax = 0;
+  for (size_t i = 0; i < n; ++i) amax = std::isnan(x[i]) || std::isnan(amax) ? NAN : std::max(amax, std::fabs(x[i]));
+  char value[32];
+  std::snprintf(value, sizeof value, "%g", amax);
+  const std::string where = "layer " + std::to_string(layer) + ": a " + what + " at position " + std::to_string(pos) +
+                            " holds " + value;
+  if (!std::isfinite(amax))
+    throw Error(where + ": the model's weights hold NaN or inf values (a damaged or badly converted file)");
+  const bool q8 = type == GgmlType::Q8_0;
+  throw Error(where + ", past the largest value a" + (q8 ? " q8_0" : "n f16") + " KV cache holds (" +
+              (q8 ? "127 x 65504, about 8.3e6" : "65504") +
+              "): the model's weights are far out of range (--kv-type f32 holds it)");
+}
+
+}  // namespace
+
 void KvCache::store(int layer, int seq, int pos, const float* keys, const float* values) {
   const size_t hd = size_t(head_dim_);
   for (int h = 0; h < n_heads_; ++h) {
@@ -74,15 +99,26 @@ void KvCache::store(int layer, int seq, int pos, const float* keys, const float*
       continue;
     }
     if (type_ == GgmlType::Q8_0) {
-      quantize_row_q8_0_ref(keys + h * hd, reinterpret_cast<block_q8_0*>(k), int64_t(hd));
-      quantize_row_q8_0_ref(values + h * hd, reinterpret_cast<block_q8_0*>(v), int64_t(hd));
+      auto* kq = reinterpret_cast<block_q8_0*>(k);
+      auto* vq = reinterpret_cast<block_q8_0*>(v);
+      quantize_row_q8_0_ref(keys + h * hd, kq, int64_t(hd));
+      quantize_row_q8_0_ref(values + h * hd, vq, int64_t(hd));
+      for (size_t b = 0; b < hd / QK8_0; ++b) {
+        if (q8_0_scale_overflows(kq[b])) throw_past_cache_type(type_, layer, pos, "key", keys + h * hd, hd);
+        if (q8_0_scale_overflows(vq[b])) throw_past_cache_type(type_, layer, pos, "value", values + h * hd, hd);
+      }
       continue;
     }
+    bool k_past = false, v_past = false;  // an inf or NaN half has every exponent bit set
     for (size_t i = 0; i < hd; ++i) {
       const uint16_t kh = fp32_to_fp16(keys[h * hd + i]), vh = fp32_to_fp16(values[h * hd + i]);
       std::memcpy(k + 2 * i, &kh, 2);
       std::memcpy(v + 2 * i, &vh, 2);
+      k_past |= (kh & 0x7c00) == 0x7c00;
+      v_past |= (vh & 0x7c00) == 0x7c00;
     }
+    if (k_past) throw_past_cache_type(type_, layer, pos, "key", keys + h * hd, hd);
+    if (v_past) throw_past_cache_type(type_, layer, pos, "value", values + h * hd, hd);
   }
 }
 

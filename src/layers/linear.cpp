@@ -27,7 +27,7 @@ namespace {
 void check_q8_0_range(const std::vector<block_q8_0>& q8, const float* x, int64_t blocks_per_row,
                       const char* what) {
   for (size_t i = 0; i < q8.size(); ++i) {
-    if ((q8[i].d & 0x7c00) != 0x7c00) continue;
+    if (!q8_0_scale_overflows(q8[i])) continue;
     float amax = 0;
     for (int j = 0; j < QK8_0; ++j) {
       const float v = std::fabs(x[i * QK8_0 + j]);

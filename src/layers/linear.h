@@ -26,6 +26,10 @@ struct ActivationRangeError : Error {
   int row;
 };
 
+// Whether a Q8_0 block's fp16 scale is inf or NaN (all exponent bits set): its input was past
+// 127 x 65504, or not finite, and the block's products are lost.
+inline bool q8_0_scale_overflows(const block_q8_0& block) { return (block.d & 0x7c00) == 0x7c00; }
+
 class LinearInput {
  public:
   // x: B rows of `cols` floats, kept by pointer (must outlive the matmuls that use it). what: the
