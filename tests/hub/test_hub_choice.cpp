@@ -83,7 +83,8 @@ TEST(HubChoice, ErrorsListWhatThereIs) {
   EXPECT_NE(missing.find("no .gguf file names Q5_K_M; available: Q8_0, IQ4_XS, F16"), std::string::npos) << missing;
   EXPECT_NE(missing.find("o/r:QUANT"), std::string::npos);
   EXPECT_NE(error_of(listing, "").find("Q4_K_M or Q4_0"), std::string::npos);
-  EXPECT_NE(error_of(listing, "Q8_0").find("several .gguf files name Q8_0"), std::string::npos);
+  EXPECT_NE(error_of(listing, "Q8_0").find("several .gguf files name Q8_0: m-Q8_0.gguf, m-Q8_0 (2 parts)"),
+            std::string::npos);
   EXPECT_NE(error_of(files({"README.md", "config.json"}), "").find("o/r has no .gguf model file"), std::string::npos);
   EXPECT_NE(error_of(files({"weights.gguf"}), "Q8_0").find("available: weights.gguf"), std::string::npos);
 }

@@ -102,7 +102,7 @@ std::string joined(const std::vector<std::string>& items) {
 
 // One model: a single .gguf, or a split GGUF's parts (a null entry: a part the listing lacks).
 struct GgufModel {
-  std::string key, stem;
+  std::string key, stem;  // key: names the model in messages, one per model
   std::vector<const HubFile*> parts;
 };
 
@@ -112,7 +112,9 @@ std::vector<GgufModel> gguf_models(const std::vector<HubFile>& files) {
     if (!is_model_gguf(f.path)) continue;
     const GgufName name = gguf_name(f.path);
     const std::string dir = f.path.substr(0, f.path.size() - base_name(f.path).size());
-    const std::string key = name.count ? dir + name.stem + "/" + std::to_string(name.count) : f.path;
+    // What a user reads: the path, or a split GGUF's stem and its number of parts.
+    const std::string key =
+        name.count ? dir + name.stem + " (" + std::to_string(name.count) + " parts)" : f.path;
     auto it = std::find_if(models.begin(), models.end(), [&](const GgufModel& m) { return m.key == key; });
     if (it == models.end()) {
       models.push_back({key, name.stem, std::vector<const HubFile*>(std::max(name.count, 1), nullptr)});
