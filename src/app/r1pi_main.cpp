@@ -99,11 +99,11 @@ void show_defaults(CLI::App& app) {
 
 // The key without the newline an editor leaves at the end of the file.
 std::string read_api_key(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw r1pi::Error(path + ": the API key file is a directory");
   std::string key = r1pi::read_whole_file(path, "API key file");
   while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
   if (key.empty()) throw r1pi::Error(path + ": the API key file is empty");
   return key;
-  if (std::filesystem::is_directory(path)) throw r1pi::Error(path + ": the API key file is a directory");
 }
 
 }  // namespace
@@ -214,6 +214,9 @@ int main(int argc, char** argv) {
     if (o.session && (!o.prompt.empty() || !prompt_file.empty()))
       throw r1pi::Error("--chat and --serve take no -p/-f: the prompts come from the terminal or the requests");
     if (!api_key_file.empty() && root) serve.api_key = read_api_key(api_key_file);
+    // --api-key "$UNSET" would start a server that asks for no key.
+    if (app.count("--api-key") > 0 && serve.api_key.empty())
+      throw r1pi::Error("--api-key is empty (an unset variable?): give the key, or leave the option out");
     if (!chat.template_name.empty() && !r1pi::chat_template_named(chat.template_name))
       throw r1pi::Error("--chat-template " + chat.template_name + ": give one of " + r1pi::chat_template_names());
   } catch (const CLI::ParseError& e) {
@@ -224,9 +227,6 @@ int main(int argc, char** argv) {
     error = e.what();
   }
   chat.temperature_given = app.count("--temp") > 0;
-    // --api-key "$UNSET" would start a server that asks for no key.
-    if (app.count("--api-key") > 0 && serve.api_key.empty())
-      throw r1pi::Error("--api-key is empty (an unset variable?): give the key, or leave the option out");
   chat.top_p_given = app.count("--top-p") > 0;
   serve.split_reasoning = reasoning_format == "deepseek";
   chat.reasoning = reasoning == "on";
@@ -238,9 +238,9 @@ int main(int argc, char** argv) {
     return serve_mode ? r1pi::run_server(source, *model.tokenizer, serve)
                       : r1pi::run_chat(source, *model.tokenizer, chat);
   };
-  // In a session the other ranks end when rank 0 tells them (mpirun passes Ctrl-C and SIGTERM to
-  // every rank: rank 0 then finishes the answer in hand and stops them).
-  if (o.session && !root) {
+  // The other ranks end when rank 0 tells them (mpirun passes Ctrl-C and SIGTERM to every rank:
+  // rank 0 then finishes the token or answer in hand, prints its summary and stops them).
+  if (!root) {
     std::signal(SIGINT, SIG_IGN);
     std::signal(SIGTERM, SIG_IGN);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 
 #include "common/error.h"
@@ -11,6 +12,7 @@
 #include "gguf/gguf_file.h"
 #include "model/model_fingerprint.h"
 #include "runtime/cost_calibration.h"
+#include "runtime/stop_signals.h"
 #include "runtime/token_source.h"
 #include "tokenizer/printable_text.h"
 
@@ -86,8 +88,14 @@ auto with_timings(TokenSource& source, const std::function<StepCost()>& last_cos
 GenerationResult run_generation(TokenSource& source, const std::function<StepCost()>& last_cost,
                                 const GenerationOptions& gen, const std::string& timings_csv,
                                 const Tokenizer& tokenizer, const std::vector<int32_t>& prompt) {
-  return with_timings(source, last_cost, timings_csv, false,
-                      [&](TokenSource& s) { return generate(s, tokenizer, prompt, gen, print_text); });
+  const StopSignals signals;
+  GenerationOptions until_stopped = gen;
+  until_stopped.cancelled = [] { return StopSignals::caught() != 0; };
+  GenerationResult result = with_timings(source, last_cost, timings_csv, false, [&](TokenSource& s) {
+    return generate(s, tokenizer, prompt, until_stopped, print_text);
+  });
+  if (result.stop_reason == "cancelled") result.stop_reason = StopSignals::caught() == SIGINT ? "Ctrl-C" : "SIGTERM";
+  return result;
 }
 
 int run_session(const Session& session, TokenSource& source, const std::function<StepCost()>& last_cost,
@@ -140,7 +148,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
   const GenerationOptions gen = generation_options(o, model, source, 1, pool.size());
   if (o.session) return run_session(session, source, {}, o.timings_csv, model, n_ctx, gen);
   print_summary(run_generation(source, {}, gen, o.timings_csv, *model.tokenizer, prompt));
-  return 0;
+  return exit_status_after_signals();
 }
 
 }  // namespace r1pi

@@ -20,6 +20,7 @@
 #include "runtime/mpi/rank_roles.h"
 #include "runtime/mpi/rank_watchdog.h"
 #include "runtime/mpi/weights_from_root.h"
+#include "runtime/stop_signals.h"
 #include "runtime/run_steps.h"
 #include "common/thread_pool.h"
 
@@ -174,7 +175,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
     std::fprintf(stderr, "ranks: hidden states identical after every layer on all %d ranks (%d forwards)\n",
                  n_ranks, source.checked_forwards());
   report_ranks(world, model, forward.kv_cache_bytes());
-  return 0;
+  return exit_status_after_signals();
 }
 
 }  // namespace r1pi
