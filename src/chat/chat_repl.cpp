@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstdio>
 
+#include "chat/chat_command.h"
 #include "chat/completion.h"
 #include "chat/line_reader.h"
 #include "common/error.h"
@@ -79,11 +80,9 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   settings.reasoning = answer_start(chat_template);
   settings.cancelled = [] { return g_interrupted != 0; };
   std::fprintf(stderr,
-               "chat: template %s, reasoning %s, temp %.2f, top-p %.2f; /reset starts over, /stats, /quit; "
-               "Ctrl-C stops an answer\n",
+               "chat: template %s, reasoning %s, temp %.2f, top-p %.2f; Ctrl-C stops an answer; %s\n",
                chat_template_name(chat_template).c_str(), options.reasoning ? "on" : "off",
-               settings.generation.sampler.temperature,
-               settings.generation.sampler.top_p);
+               settings.generation.sampler.temperature, settings.generation.sampler.top_p, kChatCommands);
 
   struct sigaction action {};
   action.sa_handler = on_interrupt;
@@ -97,20 +96,27 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   if (!options.system.empty()) messages.push_back({"system", options.system});
   const size_t first_turn = messages.size();
   Completion last;
-  while (std::optional<std::string> line = reader.read(reader.interactive() ? "> " : "")) {
+  for (;;) {
+    // Cleared before the prompt, not after it: a Ctrl-C that comes once the line is read is meant
+    // for the answer it started, however soon (a Ctrl-C at the prompt ends the read: the chat ends).
     g_interrupted = 0;
-    if (*line == "/quit" || *line == "/exit") break;
-    if (*line == "/reset") {
-      messages.resize(first_turn);
-      std::fprintf(stderr, "(a new conversation)\n");
-      continue;
+    const std::optional<std::string> line = reader.read(reader.interactive() ? "> " : "");
+    if (!line) break;
+    ChatInput input = read_chat_input(*line);
+    using Kind = ChatInput::Kind;
+    if (input.kind == Kind::Quit) break;
+    switch (input.kind) {
+      case Kind::Reset:
+        messages.resize(first_turn);
+        std::fprintf(stderr, "(a new conversation)\n");
+        continue;
+      case Kind::Stats: print_stats(last); continue;
+      case Kind::Help: std::fprintf(stderr, "commands: %s\n", kChatCommands); continue;
+      case Kind::Refused: std::fprintf(stderr, "chat: %s\n", input.text.c_str()); continue;
+      case Kind::Nothing: continue;
+      default: break;
     }
-    if (*line == "/stats") {
-      print_stats(last);
-      continue;
-    }
-    if (line->empty()) continue;
-    messages.push_back({"user", *line});
+    messages.push_back({"user", std::move(input.text)});
     const std::vector<int32_t> prompt = encode_chat(tokenizer, chat_template, messages, options.reasoning);
     if (prompt.size() >= size_t(source.n_ctx())) {
       std::fprintf(stderr, "error: the conversation is %zu tokens and does not fit the context of %d (/reset starts over)\n",

@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "chat/chat_command.h"
 #include "chat/chat_template.h"
 #include "chat/reasoning_split.h"
 #include "chat/stop_strings.h"
@@ -287,6 +288,38 @@ TEST(ApiRequest, ChatTemplateKwargs) {
   EXPECT_EQ(status_of(Endpoint::Chat, chat + R"({"enable_thinking": "false"}})", &message), 400);
   EXPECT_EQ(message, "'chat_template_kwargs.enable_thinking' must be true or false");
   EXPECT_EQ(status_of(Endpoint::Chat, chat + R"({"enable_thinking": 0}})", &message), 400);
+}
+
+// The terminal chat's lines (issue 35): commands match after trimming, a line that starts with '/'
+// never goes to the model unless it starts with "//".
+TEST(ChatInput, CommandsMatchAfterTrimming) {
+  using Kind = ChatInput::Kind;
+  for (const char* line : {"/quit", "/quit\r", "/quit ", " /quit\t\r\n", "/exit"})
+    EXPECT_EQ(read_chat_input(line).kind, Kind::Quit) << line;
+  EXPECT_EQ(read_chat_input("/reset\r").kind, Kind::Reset);
+  EXPECT_EQ(read_chat_input(" /stats ").kind, Kind::Stats);
+  EXPECT_EQ(read_chat_input("/help").kind, Kind::Help);
+  for (const char* line : {"", " ", "\r", " \t\r\n"}) EXPECT_EQ(read_chat_input(line).kind, Kind::Nothing);
+}
+
+TEST(ChatInput, OtherSlashLinesAreRefusedWithTheCommands) {
+  using Kind = ChatInput::Kind;
+  for (const char* line : {"/reset now", "/quit please", "/nonsense", "/Quit", "/", "/etc/hosts"}) {
+    const ChatInput input = read_chat_input(line);
+    EXPECT_EQ(input.kind, Kind::Refused) << line;
+    EXPECT_NE(input.text.find("/reset starts over"), std::string::npos) << input.text;
+  }
+  EXPECT_EQ(read_chat_input("/reset now").text.find("/reset takes nothing after it"), 0u);
+  EXPECT_EQ(read_chat_input("/nonsense x").text.find("unknown command /nonsense; commands: "), 0u);
+}
+
+TEST(ChatInput, MessagesAreTrimmedAndDoubleSlashSendsOne) {
+  EXPECT_EQ(read_chat_input("Hi there\r").text, "Hi there");
+  EXPECT_EQ(read_chat_input("  And then? ").text, "And then?");
+  EXPECT_EQ(read_chat_input("a /quit").kind, ChatInput::Kind::Message);
+  const ChatInput escaped = read_chat_input("//etc/hosts holds what?\r");
+  EXPECT_EQ(escaped.kind, ChatInput::Kind::Message);
+  EXPECT_EQ(escaped.text, "/etc/hosts holds what?");
 }
 
 }  // namespace
