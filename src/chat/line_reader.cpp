@@ -3,14 +3,52 @@
 #include <editline/readline.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
+#include <cwchar>
 #include <iostream>
 
 namespace r1pi {
 
+namespace {
+
+// One key for libedit: its own reading of the terminal, less NUL bytes. A Ctrl-D typed while an
+// answer is printed (the terminal in its line mode, nobody reading) is kept by the kernel as an
+// end-of-file mark, which reaches the next prompt, read in libedit's character mode, as a NUL byte;
+// libedit binds NUL to quoted-insert (the terminal's disabled "literal next" character is 0), so
+// the Ctrl-D typed at that prompt was inserted as a character instead of ending the chat. Skipping
+// NUL here drops that mark (and Ctrl-@, which means nothing at the chat). The rest is what libedit
+// does: a character of the locale's encoding, read one byte at a time (so nothing is taken from
+// the terminal beyond the key), invalid bytes dropped; -1 (the end of the chat) at end of input, on
+// an error, or when a signal (Ctrl-C at the prompt) interrupts the read, as libedit's reading did.
+int read_key(FILE*) {
+  char bytes[MB_LEN_MAX];
+  size_t n = 0;
+  for (;;) {
+    char byte;
+    if (read(STDIN_FILENO, &byte, 1) != 1) return -1;
+    if (byte == '\0' && n == 0) continue;
+    bytes[n++] = byte;
+    wchar_t key;
+    std::mbstate_t state{};
+    const size_t used = std::mbrtowc(&key, bytes, n, &state);
+    if (used == size_t(-2) && n < sizeof bytes) continue;  // more bytes of this character
+    if (used == size_t(-1) || used == size_t(-2)) {
+      n = 0;
+      continue;
+    }
+    return int(key);
+  }
+}
+
+}  // namespace
+
 LineReader::LineReader() : interactive_(isatty(STDIN_FILENO) == 1) {
+  if (!interactive_) return;
   // The chat's own SIGINT handler stops an answer; libedit must not install one that ends the process.
   rl_catch_signals = 0;
+  rl_getc_function = read_key;  // taken by rl_initialize
+  rl_initialize();
 }
 
 std::optional<std::string> LineReader::read(const char* prompt) {

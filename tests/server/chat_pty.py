@@ -3,15 +3,20 @@
 or with its input piped (under mpirun rank 0 reads a pipe). Every answer must be the CLI's text
 for the same conversation rendered with the same template (greedy), a second turn must come
 partly from the KV cache (/stats), /reset must give the first answer again, Ctrl-C must stop an
-answer without ending the chat, /quit must end it with status 0.
+answer without ending the chat, /quit must end it with status 0. Commands match after trimming
+("/quit ", CRLF input) and any other line that starts with '/' ("/reset now", "/nonsense") is
+refused, never sent to the model; a Ctrl-D typed while an answer is printed must not keep the
+Ctrl-D at the next prompt from ending the chat.
 
 usage: chat_pty.py R1PI MODEL NP [MPIRUN]   (the model has DeepSeek-R1's specials)"""
 import os
 import pty
 import re
 import select
+import signal
 import subprocess
 import sys
+import termios
 import time
 
 r1pi, model, np = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -57,7 +62,10 @@ class Terminal:
     def __init__(self, args):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
-            os.execv(args[0], args)
+            try:
+                os.execv(args[0], args)
+            finally:
+                os._exit(127)  # the child must never go on running this script
         self.raw = b""
 
     def read_until(self, pattern, count=1, timeout=120):
@@ -78,6 +86,22 @@ class Terminal:
     def send(self, text):
         os.write(self.fd, text.encode())
 
+    def line_mode(self, on, timeout=60):
+        """Waits until the terminal's line mode (ICANON, which the pty's master side reads too) is
+        on or off. Off: libedit reads the keys (it prints the prompt a moment before it turns the
+        line mode off, and a Ctrl-C or Ctrl-D the terminal gets before that is the terminal's).
+        On again: libedit has returned the line, so the answer to it is being made."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if bool(termios.tcgetattr(self.fd)[3] & termios.ICANON) == on:
+                return True
+            time.sleep(0.01)
+        return False
+
+    def prompt(self):
+        """Waits for the first prompt and for libedit to read the keys."""
+        return self.read_until(b"> ") and self.line_mode(False)
+
     def wait(self):
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -89,6 +113,8 @@ class Terminal:
                 os.read(self.fd, 65536)
             except OSError:
                 pass
+        os.kill(self.pid, signal.SIGKILL)  # a failed check must not leave the chat running
+        os.waitpid(self.pid, 0)
         return None
 
 
@@ -105,6 +131,13 @@ if np == 1:
     check(t.read_until(b"Hi there\n" + shown(first) + b"\n> "), "turn 1 is the CLI's answer",
           repr(t.raw[-400:]))
     check(b"\x1b[2m" in t.raw, "the reasoning is dimmed on a terminal")
+    # Refused, not sent: the second answer below would differ with them in the conversation.
+    t.send("/reset now\r")
+    check(t.read_until(b"chat: /reset takes nothing after it; commands: /reset starts over"),
+          "'/reset now' is refused with the commands", repr(t.raw[-300:]))
+    t.send("/nonsense\r")
+    check(t.read_until(b"chat: unknown command /nonsense; commands: "), "an unknown command is refused",
+          repr(t.raw[-300:]))
     t.send("And then?\r")
     check(t.read_until(b"And then?\n" + shown(second) + b"\n> "), "turn 2 is the CLI's answer to the whole conversation",
           repr(t.raw[-400:]))
@@ -116,32 +149,53 @@ if np == 1:
     t.send("Hi there\r")
     check(t.read_until(b"Hi there\n" + shown(first) + b"\n> ", count=2), "after /reset the first answer again",
           repr(t.raw[-300:]))
-    t.send("/quit\r")
-    check(t.wait() == 0, "/quit ends the chat with status 0")
+    t.send("/quit \r")
+    check(t.wait() == 0, "'/quit ' (a trailing space) ends the chat with status 0")
 
     # Ctrl-C stops an answer (no -n: it would run to a full context) and the chat goes on.
     t = Terminal(base + ["--chat", "--temp", "0", "--hide-think"])
-    t.read_until(b"> ")
+    t.prompt()
     t.send("Go on forever\r")
     t.read_until(b"Go on forever\n")
-    time.sleep(0.5)  # not a measurement: only so that the answer has begun when Ctrl-C comes
+    t.line_mode(True)  # the line is read: a Ctrl-C from here on is the answer's
     t.send("\x03")
     check(t.read_until(b" [stopped]\n> "), "Ctrl-C stops the answer and the chat goes on", repr(t.raw[-300:]))
     check(b"\x1b[2m" not in t.raw, "--hide-think shows no reasoning")
-    t.send("/quit\r")
-    check(t.wait() == 0, "and /quit ends it with status 0")
-else:
-    # Under mpirun rank 0's input is a pipe: plain lines in, the text exactly as generated out
-    # (NO_COLOR: its output is Open MPI's pseudo-terminal, which isatty cannot tell from ours).
-    run = subprocess.run(base + ["--chat", "-n", "12", "--temp", "0"], input=b"Hi there\nAnd then?\n/quit\n",
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
-                         env=dict(os.environ, NO_COLOR="1"))
-    out = run.stdout.decode("utf-8", "replace")
-    check(run.returncode == 0, f"the chat on {np} ranks ends with status 0", run.stderr.decode()[-500:])
-    check(out == first + "\n" + second + "\n", f"both turns on {np} ranks are the CLI's answers on {np} ranks",
-          repr(out) + " vs " + repr(first + "\n" + second + "\n"))
-    check(len(re.findall(r"^rank \d+: shard", run.stderr.decode(), re.M)) == np, "every rank ended cleanly",
-          run.stderr.decode()[-500:])
+    # Ctrl-D while an answer runs: the terminal, in its line mode, keeps it as an end-of-file mark,
+    # which libedit used to read as a NUL that quoted the next key, so the Ctrl-D typed at the next
+    # prompt became a character. Ctrl-R after it (the line mode's "reprint", which it echoes as
+    # "^R" and keeps from the program) shows that the terminal has taken the Ctrl-D. The answer is
+    # then stopped with SIGINT sent to the process, not with Ctrl-C, which would flush the
+    # terminal's input and the mark with it.
+    t.line_mode(False)
+    t.send("Go on again\r")
+    t.read_until(b"Go on again\n")
+    t.line_mode(True)
+    t.send("\x04\x12")
+    t.read_until(b"^R")
+    os.kill(t.pid, signal.SIGINT)
+    check(t.read_until(b" [stopped]\n> ", count=2), "the second answer stopped", repr(t.raw[-300:]))
+    t.line_mode(False)
+    t.send("\x04")
+    check(t.wait() == 0, "after a Ctrl-D typed during an answer, Ctrl-D at the prompt ends the chat with status 0",
+          repr(t.raw[-300:]))
+
+# Piped input (under mpirun rank 0's input is a pipe): plain lines in, the text exactly as
+# generated out (NO_COLOR: under mpirun the output is Open MPI's pseudo-terminal, which isatty
+# cannot tell from ours). CRLF lines and stray spaces: the commands still match, the refused
+# lines and the line after /quit never reach the model (the answers would differ).
+lines = b"/reset now\r\n/nonsense\r\nHi there\r\n \r\nAnd then? \r\n/quit \r\nNot asked\r\n"
+run = subprocess.run(base + ["--chat", "-n", "12", "--temp", "0"], input=lines,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+                     env=dict(os.environ, NO_COLOR="1"))
+out, err = run.stdout.decode("utf-8", "replace"), run.stderr.decode("utf-8", "replace")
+check(run.returncode == 0, f"the piped chat on {np} ranks ends with status 0", err[-500:])
+check(out == first + "\n" + second + "\n", f"both turns on {np} ranks are the CLI's answers on {np} ranks",
+      repr(out) + " vs " + repr(first + "\n" + second + "\n"))
+check("chat: /reset takes nothing after it" in err and "chat: unknown command /nonsense" in err,
+      "the piped '/reset now' and '/nonsense' are refused", err[-500:])
+if np > 1:
+    check(len(re.findall(r"^rank \d+: shard", err, re.M)) == np, "every rank ended cleanly", err[-500:])
 
 print(("FAIL: chat: %d check(s) failed" % failures) if failures else "PASS: chat (all checks)")
 sys.exit(1 if failures else 0)
