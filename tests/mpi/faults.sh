@@ -105,19 +105,37 @@ slow_job() {
   for i in $(seq 1 600); do grep -q '^run: ' "$log" && break; kill -0 $mpirun_pid 2>/dev/null || break; sleep 0.1; done
   grep -q '^run: ' "$log" || { fail "the job never started generating"; show "$log"; end_job; return 1; }
   sleep 1
-  find_rank "$victim"
-  [ -n "$victim_pid" ] || { fail "no rank $victim among mpirun's children (did the job end early?)"; show "$log"; end_job; return 1; }
+  wait_rank "$victim" || { fail "no rank $victim among mpirun's children (did the job end early?)"; show "$log"; end_job; return 1; }
   kill -0 $mpirun_pid 2>/dev/null || { fail "the job ended before the fault"; show "$log"; return 1; }
 }
 
 # find_rank RANK: $victim_pid is the process of that rank (a child of mpirun with
-# OMPI_COMM_WORLD_RANK in its environment), or empty.
+# OMPI_COMM_WORLD_RANK in its environment), or empty. grep reads the environment itself: the
+# pipeline `tr <environ | grep -q` failed now and then under pipefail (grep -q leaves at the
+# match, tr then dies of SIGPIPE when the environment is longer than its 8 KiB buffer, as CI's
+# is: 8 misses in 300 here with a 21 KB environment), which lost the rank
+# ("no rank 1 among mpirun's children").
 find_rank() {
   local child
   victim_pid=""
   for child in $(children $mpirun_pid); do
-    if tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then victim_pid=$child; fi
+    if grep -qxzF "OMPI_COMM_WORLD_RANK=$1" "/proc/$child/environ" 2>/dev/null; then victim_pid=$child; fi
   done
+}
+
+# wait_rank RANK: find_rank until it finds the rank, while mpirun runs, for up to 60 s (a loaded
+# machine can be slow to start a rank, or to exec it: until then its environment is mpirun's).
+# Fails when it never appears.
+wait_rank() {
+  local deadline=$((SECONDS + 60))
+  while [ $SECONDS -lt $deadline ]; do
+    find_rank "$1"
+    [ -n "$victim_pid" ] && return 0
+    kill -0 $mpirun_pid 2>/dev/null || break
+    sleep 0.05
+  done
+  find_rank "$1"
+  [ -n "$victim_pid" ]
 }
 
 # starting_job NP VICTIM ARGS...: starts a job in the background and sets $victim_pid as soon as
@@ -129,13 +147,7 @@ starting_job() {
   : >"$log"
   "$MPIRUN_WRAPPER" -np "$np" -- "$@" >"$log" 2>&1 &
   mpirun_pid=$!
-  local i
-  for i in $(seq 1 1000); do
-    find_rank "$victim"
-    [ -n "$victim_pid" ] && return 0
-    kill -0 $mpirun_pid 2>/dev/null || break
-    sleep 0.01
-  done
+  wait_rank "$victim" && return 0
   fail "rank $victim never appeared"
   show "$log"
   end_job
@@ -240,11 +252,13 @@ during_load() {
   export "R1PI_TEST_RANK${victim}_STOP_AT_OPEN=$tiny"
   starting_job "$np" "$victim" "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1 --rank-timeout 5 || return 0
   unset "R1PI_TEST_RANK${victim}_STOP_AT_OPEN"
-  local i state=""
-  for i in $(seq 1 100); do
+  # Until the rank has stopped itself, however long a loaded machine takes to get it there.
+  local deadline=$((SECONDS + 60)) state=""
+  while [ $SECONDS -lt $deadline ]; do
     state=$(sed 's/.*) \(.\).*/\1/' "/proc/$victim_pid/stat" 2>/dev/null || true)
     [ "$state" = T ] && break
-    sleep 0.1
+    kill -0 "$victim_pid" 2>/dev/null || break
+    sleep 0.05
   done
   [ "$state" = T ] || { fail "rank $victim did not stop at the model's open (state '$state')"; show "$log"; end_job; return 0; }
   pass "rank $victim is frozen inside its load"
@@ -285,8 +299,7 @@ serving() {
   # second this script used to wait.
   rank_pids=()
   for r in $(seq 0 $((np - 1))); do
-    find_rank "$r"
-    [ -n "$victim_pid" ] || { fail "no rank $r among mpirun's children"; show "$log"; end_job; return 1; }
+    wait_rank "$r" || { fail "no rank $r among mpirun's children"; show "$log"; end_job; return 1; }
     rank_pids+=("$victim_pid")
   done
   : >"$work/client.out"
