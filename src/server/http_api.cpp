@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <memory>
+#include <mutex>
 
 #include "common/error.h"
 #include "server/api_error.h"
@@ -27,6 +29,54 @@ void send_json(httplib::Response& res, int status, const json& body) {
 }
 
 void send_error(httplib::Response& res, const ApiError& e) { send_json(res, e.status, error_body(e)); }
+
+// What the line per request (log_line) says of a completion besides the HTTP side: its tokens
+// and ids. The handler and its stream fill it in on the worker thread that answers the request,
+// the thread on which the layer then calls the logger (http_server.h); each request starts with a
+// clear one (pre-routing), and the logger clears it after its line.
+struct RequestNote {
+  long prompt = -1, generated = -1;  // -1: not known (yet)
+  std::string id;                    // "chatcmpl-..." / "cmpl-..."
+  uint64_t ticket = 0;               // its arrival order (Job::ticket), 0: not queued
+};
+thread_local RequestNote t_note;
+
+void note_completion(const Completion& c) {
+  t_note.prompt = c.prompt_tokens;
+  t_note.generated = c.completion_tokens();
+}
+
+// Request bytes as they may appear in one log line: no control characters or spaces (a path is
+// the client's to choose), at most max bytes.
+std::string printable(const std::string& s, size_t max) {
+  if (s.empty()) return "-";
+  std::string out = s.substr(0, max);
+  for (char& ch : out)
+    if (static_cast<unsigned char>(ch) <= 0x20 || static_cast<unsigned char>(ch) >= 0x7f) ch = '?';
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+// "serve: POST /v1/chat/completions 200 prompt 12 gen 64 1834 ms id chatcmpl-... ticket 3";
+// "-" in place of the tokens for a request that made no completion (and "gen -" for one that
+// has its prompt but no answer: queue full, cancelled, failed).
+std::string log_line(const httplib::Request& req, const httplib::Response& res, std::chrono::milliseconds elapsed,
+                     const RequestNote& n) {
+  // (Appended piece by piece: gcc 12 warns, wrongly, of "literal" + std::string temporaries here.)
+  std::string line = "serve: ";
+  line.append(printable(req.method, 16)).append(" ").append(printable(req.path, 256));
+  line.append(" ").append(std::to_string(res.status));
+  if (n.prompt >= 0) {
+    line.append(" prompt ").append(std::to_string(n.prompt));
+    line.append(" gen ").append(n.generated >= 0 ? std::to_string(n.generated) : "-");
+  } else {
+    line.append(" -");
+  }
+  line.append(" ").append(std::to_string(elapsed.count())).append(" ms");
+  if (!n.id.empty()) line.append(" id ").append(n.id);
+  if (n.ticket > 0) line.append(" ticket ").append(std::to_string(n.ticket));
+  return line;
+}
 
 std::vector<int32_t> prompt_of(const ApiContext& c, const ApiRequest& r) {
   std::vector<int32_t> prompt = r.endpoint == Endpoint::Chat
@@ -58,7 +108,10 @@ void answer_whole(httplib::Response& res, const std::shared_ptr<Job>& job, const
     Job::News news = job->wait();
     if (job->cancelled) return send_error(res, ApiError(499, "the client closed the connection"));
     if (!news.error.empty()) return send_error(res, ApiError(500, news.error, "server_error"));
-    if (news.completion) return send_json(res, 200, response_json(job->request, with_order(id, *job), *news.completion));
+    if (news.completion) {
+      note_completion(*news.completion);
+      return send_json(res, 200, response_json(job->request, with_order(id, *job), *news.completion));
+    }
   }
 }
 
@@ -85,6 +138,7 @@ void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, co
       }
       if (news.completion) {
         const Completion& c = *news.completion;
+        note_completion(c);
         if (!send(sse_event(chunk_json(r, id, {}, c.finish_reason == "length" ? "length" : "stop")))) return false;
         if (r.include_usage && !send(sse_event(usage_chunk_json(r, with_order(id, *job), c)))) return false;
         break;
@@ -101,12 +155,15 @@ void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, co
 void handle_completion(const ApiContext& c, Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
   const ApiRequest request = parse_api_request(endpoint, req.body, c.default_sampler);
   auto job = std::make_shared<Job>(request, prompt_of(c, request), ClientConnection(HttpServer::current_socket()));
+  t_note.prompt = long(job->prompt.size());
   if (!c.queue.push(job)) {
     res.set_header("Retry-After", "1");
     throw ApiError(503, "the server is busy: " + std::to_string(c.options.queue_size) + " requests are queued",
                    "server_error", "queue_full");
   }
   const ResponseId id = new_response_id(endpoint, c.options.model_name);
+  t_note.id = id.id;
+  t_note.ticket = job->ticket;
   if (request.stream) answer_streamed(res, job, id);
   else answer_whole(res, job, id);
 }
@@ -193,6 +250,7 @@ HttpLimits http_limits(const ServeOptions& options) {
 void add_api_routes(HttpServer& http, const ApiContext& c) {
   http.set_worker_pool([](size_t n) { return std::make_unique<BackgroundThreadPool>(n); });
   http.set_pre_routing([&c](const httplib::Request& req, httplib::Response& res) {
+    t_note = RequestNote{};
     if (c.options.api_key.empty() || req.path == "/" || req.path == "/health") return false;
     if (api_key_matches(req.get_header_value("Authorization"), c.options.api_key)) return false;
     send_json(res, 401, error_body("invalid API key (give it as Authorization: Bearer KEY)",
@@ -203,7 +261,15 @@ void add_api_routes(HttpServer& http, const ApiContext& c) {
     send_json(res, res.status,
               error_body(message, res.status >= 500 ? "server_error" : "invalid_request_error", ""));
   });
-  http.set_logger([&c](const httplib::Request&, const httplib::Response& res) { c.metrics.request(res.status); });
+  http.set_logger([&c](const httplib::Request& req, const httplib::Response& res, std::chrono::milliseconds elapsed) {
+    c.metrics.request(res.status);
+    const std::string line = log_line(req, res, elapsed, t_note);
+    t_note = RequestNote{};
+    static std::mutex one_at_a_time;
+    std::lock_guard lock(one_at_a_time);
+    if (c.options.log) c.options.log(line);
+    else std::fprintf(stderr, "%s\n", line.c_str());
+  });
 
   http.post("/v1/chat/completions", guarded([&c](const auto& req, auto& res) {
     handle_completion(c, Endpoint::Chat, req, res);

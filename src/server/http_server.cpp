@@ -142,7 +142,7 @@ struct HttpServer::Impl {
   std::map<std::string, Handler> gets, posts;
   PreRouting pre_routing;
   ErrorBody error_body;
-  std::function<void(const httplib::Request&, const httplib::Response&)> logger;
+  Logger logger;
   std::function<std::unique_ptr<httplib::TaskQueue>(size_t)> make_pool;
   std::unique_ptr<httplib::TaskQueue> pool;
 
@@ -171,7 +171,7 @@ struct HttpServer::Impl {
   void refuse_at_accept(int fd, Connection& c);
 
   // ---- the workers ----
-  void answer(Connection& c, httplib::Request req, std::optional<Refusal> refusal);
+  void answer(Connection& c, httplib::Request req, std::optional<Refusal> refusal, Clock::time_point arrived);
   void route(const httplib::Request& req, httplib::Response& res, std::string& message);
   bool write_response(int fd, const httplib::Request& req, httplib::Response& res, bool keep);
   void give_back(Connection& c);
@@ -202,7 +202,7 @@ void HttpServer::get(const std::string& path, Handler handler) { impl_->gets[pat
 void HttpServer::post(const std::string& path, Handler handler) { impl_->posts[path] = std::move(handler); }
 void HttpServer::set_pre_routing(PreRouting handler) { impl_->pre_routing = std::move(handler); }
 void HttpServer::set_error_body(ErrorBody handler) { impl_->error_body = std::move(handler); }
-void HttpServer::set_logger(std::function<void(const httplib::Request&, const httplib::Response&)> logger) {
+void HttpServer::set_logger(Logger logger) {
   impl_->logger = std::move(logger);
 }
 void HttpServer::set_worker_pool(std::function<std::unique_ptr<httplib::TaskQueue>(size_t)> make) {
@@ -378,7 +378,7 @@ void HttpServer::Impl::refuse_at_accept(int fd, Connection& c) {
                       std::string(per_address[c.peer] > limits.max_connections_per_address ? " from this address" : ""));
   const std::string bytes = serialized_head(req, res, false, false) + res.body;
   (void)!send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (logger) logger(req, res);
+  if (logger) logger(req, res, milliseconds(0));
   shutdown(fd, SHUT_WR);
   c.lingering = true;
   c.linger_until = Clock::now() + kLinger;
@@ -564,8 +564,8 @@ void HttpServer::Impl::dispatch(Connection& c, std::optional<Refusal> refusal) {
   watch(c, false);
   httplib::Request req = std::move(c.next.req);
   c.next = Incoming{};
-  pool->enqueue([this, &c, req = std::move(req), refusal = std::move(refusal)]() mutable {
-    answer(c, std::move(req), std::move(refusal));
+  pool->enqueue([this, &c, req = std::move(req), refusal = std::move(refusal), arrived = Clock::now()]() mutable {
+    answer(c, std::move(req), std::move(refusal), arrived);
   });
 }
 
@@ -679,7 +679,8 @@ bool HttpServer::Impl::write_response(int fd, const httplib::Request& req, httpl
   return ok && done;
 }
 
-void HttpServer::Impl::answer(Connection& c, httplib::Request req, std::optional<Refusal> refusal) {
+void HttpServer::Impl::answer(Connection& c, httplib::Request req, std::optional<Refusal> refusal,
+                              Clock::time_point arrived) {
   {
     httplib::Response res;
     std::string message;
@@ -698,7 +699,7 @@ void HttpServer::Impl::answer(Connection& c, httplib::Request req, std::optional
     const bool keep = !refusal && req.version == "HTTP/1.1" && lower(req.get_header_value("Connection")) != "close" &&
                       lower(res.get_header_value("Connection")) != "close" && !stopping;
     const bool written = write_response(c.fd, req, res, keep);
-    if (logger) logger(req, res);
+    if (logger) logger(req, res, std::chrono::duration_cast<milliseconds>(Clock::now() - arrived));
     c.close_after = !keep || !written;
     c.linger_after = refusal.has_value() && written;
   }  // (the response's content provider is released before the connection goes back)

@@ -14,6 +14,7 @@
 #pragma once
 #include <httplib.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -51,7 +52,12 @@ class HttpServer {
   // 408, 413, 431, 501, 503, 505); message says what was wrong.
   using ErrorBody = std::function<void(httplib::Response&, const std::string& message)>;
   void set_error_body(ErrorBody handler);
-  void set_logger(std::function<void(const httplib::Request&, const httplib::Response&)> logger);
+  // Called once per answered request, after its last byte (a stream's too) or its refusal, on the
+  // worker thread that answered it (a connection refused at accept: the event thread, request
+  // empty). elapsed: from the request's last byte to the answer's last (0 for a refusal at accept).
+  using Logger =
+      std::function<void(const httplib::Request&, const httplib::Response&, std::chrono::milliseconds elapsed)>;
+  void set_logger(Logger logger);
   // The worker pool (created when run starts; default: plain threads).
   void set_worker_pool(std::function<std::unique_ptr<httplib::TaskQueue>(size_t threads)> make);
 

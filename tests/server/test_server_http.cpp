@@ -16,7 +16,9 @@
 #include <atomic>
 #include <climits>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "server/client_connection.h"
@@ -319,6 +321,69 @@ TEST(ServerHttp, FillingTheContextEndsWithLength) {
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
   // Every position fed, and the token chosen from the last one's logits.
   EXPECT_EQ(j["usage"]["prompt_tokens"].get<int>() + j["usage"]["completion_tokens"].get<int>(), 512 + 1);
+}
+
+// The lines a server logs (ServeOptions::log), kept for the test.
+class LogLines {
+ public:
+  std::function<void(const std::string&)> sink() const {
+    return [state = state_](const std::string& line) {
+      std::lock_guard lock(state->mutex);
+      state->lines.push_back(line);
+      state->changed.notify_all();
+    };
+  }
+  // The lines once there are n (fewer after 30 s: the test fails on what is missing).
+  std::vector<std::string> wait_for(size_t n) const {
+    std::unique_lock lock(state_->mutex);
+    state_->changed.wait_for(lock, std::chrono::seconds(30), [&] { return state_->lines.size() >= n; });
+    return state_->lines;
+  }
+
+ private:
+  struct State {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<std::string> lines;
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+};
+
+// The line of the matching request (the layer logs after the answer's last byte, so the lines of
+// requests on different connections may come in any order).
+std::smatch logged(const std::vector<std::string>& lines, const std::regex& pattern) {
+  std::smatch m;
+  for (const std::string& line : lines)
+    if (std::regex_match(line, m, pattern)) return m;
+  ADD_FAILURE() << "no line matches; the lines:\n" << ::testing::PrintToString(lines);
+  return m;
+}
+
+// One line per request, when its answer is complete: tokens and ids for completions (whole and
+// streamed), "-" for the rest, errors too.
+TEST(ServerHttp, OneLogLinePerRequest) {
+  LogLines log;
+  ServeOptions o;
+  o.log = log.sink();
+  ScriptedServer server(script(false), o);
+  httplib::Client cli = server.client();
+  auto whole = cli.Post("/v1/chat/completions", kChat + "}", "application/json");
+  ASSERT_TRUE(whole);
+  const json usage = json::parse(whole->body)["usage"];
+  streamed(cli, kChat + R"(, "stream": true})");
+  EXPECT_EQ(cli.Get("/nowhere")->status, 404);
+  EXPECT_EQ(cli.Get("/health")->status, 200);
+  const std::vector<std::string> lines = log.wait_for(4);
+  EXPECT_EQ(lines.size(), 4u) << ::testing::PrintToString(lines);
+  const std::string gen = std::to_string(usage["completion_tokens"].get<int>());
+  const std::string prompt = std::to_string(usage["prompt_tokens"].get<int>());
+  const std::string id = json::parse(whole->body)["id"];
+  logged(lines, std::regex("serve: POST /v1/chat/completions 200 prompt " + prompt + " gen " + gen +
+                           " [0-9]+ ms id " + id + " ticket 1"));
+  logged(lines, std::regex("serve: POST /v1/chat/completions 200 prompt " + prompt + " gen " + gen +
+                           " [0-9]+ ms id chatcmpl-[^ ]+ ticket 2"));
+  logged(lines, std::regex("serve: GET /nowhere 404 - [0-9]+ ms"));
+  logged(lines, std::regex("serve: GET /health 200 - [0-9]+ ms"));
 }
 
 // A request sent on a socket of its own, which the test closes when it likes.
