@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -198,6 +199,50 @@ void handle_detokenize(const ApiContext& c, const httplib::Request& req, httplib
   send_json(res, 200, {{"content", c.tokenizer.decode(ids)}});
 }
 
+// A float setting as the decimal it was given as (0.3, not the float's 0.30000001192092896).
+double decimal(float value) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  return std::strtod(std::string(text, end).c_str(), nullptr);
+}
+
+// The stored text of a special token ("<｜end▁of▁sentence｜>"), empty when the vocabulary has none.
+std::string token_text(const Tokenizer& t, int32_t id) {
+  return id >= 0 && size_t(id) < t.vocab().tokens.size() ? t.vocab().tokens[size_t(id)] : std::string();
+}
+
+// GET /props in llama-server's shape, with the fields that mean something here: one slot, the
+// defaults a request starts from (the command line's, with R1's recommended sampling where the
+// template is R1's and the command line left it unsaid), the template by name (r1pi renders its
+// templates in C++, there is no Jinja text), text only.
+json props_json(const ApiContext& c) {
+  const SamplerParams& s = c.default_sampler;
+  const GenerationOptions& g = c.options.chat.generation;
+  const json params = {
+      {"n_predict", g.n_predict},  // -n; -1: until the end of the turn or a full context
+      {"max_tokens", g.n_predict},
+      {"seed", -1},  // a request without "seed" gets a random one
+      {"temperature", decimal(s.temperature)},
+      {"top_k", s.top_k},
+      {"top_p", decimal(s.top_p)},
+      {"reasoning_format", c.options.split_reasoning ? "deepseek" : "none"},
+  };
+  json props = {
+      {"default_generation_settings",
+       {{"id", 0}, {"n_ctx", c.n_ctx}, {"speculative", g.spec.enabled}, {"is_processing", c.queue.length() > 0},
+        {"params", params}}},
+      {"total_slots", 1},
+      {"model_alias", c.options.model_name},
+      {"model_path", c.options.model_path.empty() ? c.options.model_name : c.options.model_path},
+      {"chat_template", chat_template_name(c.chat_template)},
+      {"bos_token", token_text(c.tokenizer, c.tokenizer.bos_id())},
+      {"eos_token", token_text(c.tokenizer, c.tokenizer.eos_id())},
+      {"modalities", {{"vision", false}, {"audio", false}}},
+  };
+  if (!c.options.build_info.empty()) props["build_info"] = c.options.build_info;
+  return props;
+}
+
 // Runs a handler, turning what it throws into OpenAI's error shape.
 HttpServer::Handler guarded(std::function<void(const httplib::Request&, httplib::Response&)> handler) {
   return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
@@ -288,6 +333,7 @@ void add_api_routes(HttpServer& http, const ApiContext& c) {
                                                 {"chat_template", chat_template_name(c.chat_template)}}}}})}});
   });
   http.get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
+  http.get("/props", [&c](const httplib::Request&, httplib::Response& res) { send_json(res, 200, props_json(c)); });
   http.get("/metrics", [&c](const httplib::Request&, httplib::Response& res) {
     res.set_content(c.metrics.text(c.queue.length()), "text/plain; version=0.0.4");
   });

@@ -17,6 +17,8 @@ struct ServeOptions {
   size_t max_body_bytes = 1 << 20;       // a larger request body gets 413
   int read_timeout_seconds = 30;         // for a request's headers and body
   std::string model_name;                // the id /v1/models shows
+  std::string model_path;                // the GGUF file /props shows (empty: model_name)
+  std::string build_info;                // /props' build_info (empty: left out)
   // Where the line per answered request goes (http_api.cpp: "serve: METHOD ROUTE STATUS ..."),
   // without its newline; empty: stderr. Called from the HTTP threads, one line at a time.
   std::function<void(const std::string& line)> log;

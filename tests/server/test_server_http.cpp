@@ -323,6 +323,43 @@ TEST(ServerHttp, FillingTheContextEndsWithLength) {
   EXPECT_EQ(j["usage"]["prompt_tokens"].get<int>() + j["usage"]["completion_tokens"].get<int>(), 512 + 1);
 }
 
+// GET /props: llama-server's fields, with the values this server was started with; behind the key.
+TEST(ServerHttp, PropsShowTheServersDefaults) {
+  ServeOptions o;
+  o.api_key = "sesame";
+  o.model_path = "/models/scripted.gguf";
+  o.build_info = "r1pi test";
+  o.chat.generation.sampler.temperature = 0.3f;  // --temp 0.3 (R1's template would make it 0.6 unsaid)
+  o.chat.temperature_given = true;
+  o.chat.generation.sampler.top_k = 7;
+  o.chat.generation.n_predict = 64;
+  ScriptedServer server(script(false), o);
+  httplib::Client cli = server.client();
+  EXPECT_EQ(cli.Get("/props")->status, 401);
+  cli.set_bearer_token_auth("sesame");
+  auto res = cli.Get("/props");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  const json p = json::parse(res->body);
+  const json& settings = p["default_generation_settings"];
+  EXPECT_EQ(settings["n_ctx"], 512);
+  EXPECT_EQ(settings["params"]["temperature"], 0.3);
+  EXPECT_EQ(settings["params"]["top_p"], 0.95);  // R1's recommendation, not given
+  EXPECT_EQ(settings["params"]["top_k"], 7);
+  EXPECT_EQ(settings["params"]["n_predict"], 64);
+  EXPECT_EQ(settings["params"]["max_tokens"], 64);
+  EXPECT_EQ(settings["params"]["seed"], -1);
+  EXPECT_EQ(settings["params"]["reasoning_format"], "deepseek");
+  EXPECT_EQ(settings["speculative"], false);
+  EXPECT_EQ(p["total_slots"], 1);
+  EXPECT_EQ(p["model_path"], "/models/scripted.gguf");
+  EXPECT_EQ(p["model_alias"], "scripted");
+  EXPECT_EQ(p["chat_template"], "deepseek-r1");
+  EXPECT_EQ(p["build_info"], "r1pi test");
+  EXPECT_EQ(p["eos_token"], "<｜end▁of▁sentence｜>");
+  EXPECT_EQ(p["modalities"], json({{"vision", false}, {"audio", false}}));
+}
+
 // The lines a server logs (ServeOptions::log), kept for the test.
 class LogLines {
  public:
