@@ -243,6 +243,14 @@ json props_json(const ApiContext& c) {
   return props;
 }
 
+// The tab icon (/favicon.svg, and /favicon.ico for browsers that ask for it unbidden): a white pi
+// on the page header's slate blue, hand-written, 16 units square.
+constexpr const char* kFavicon =
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\">"
+    "<rect width=\"16\" height=\"16\" rx=\"3\" fill=\"#2d3a4a\"/>"
+    "<path d=\"M3 5h10M6 5v7M10 5v5.5q0 1.5 1.5 1.5\" stroke=\"#fff\" stroke-width=\"2\" fill=\"none\"/>"
+    "</svg>";
+
 // Runs a handler, turning what it throws into OpenAI's error shape.
 HttpServer::Handler guarded(std::function<void(const httplib::Request&, httplib::Response&)> handler) {
   return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
@@ -296,7 +304,10 @@ void add_api_routes(HttpServer& http, const ApiContext& c) {
   http.set_worker_pool([](size_t n) { return std::make_unique<BackgroundThreadPool>(n); });
   http.set_pre_routing([&c](const httplib::Request& req, httplib::Response& res) {
     t_note = RequestNote{};
-    if (c.options.api_key.empty() || req.path == "/" || req.path == "/health") return false;
+    // The page, its icon (a browser asks for it without the key) and /health need no key.
+    if (c.options.api_key.empty() || req.path == "/" || req.path == "/health" || req.path == "/favicon.ico" ||
+        req.path == "/favicon.svg")
+      return false;
     if (api_key_matches(req.get_header_value("Authorization"), c.options.api_key)) return false;
     send_json(res, 401, error_body("invalid API key (give it as Authorization: Bearer KEY)",
                                    "invalid_request_error", "invalid_api_key"));
@@ -334,6 +345,11 @@ void add_api_routes(HttpServer& http, const ApiContext& c) {
   });
   http.get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
   http.get("/props", [&c](const httplib::Request&, httplib::Response& res) { send_json(res, 200, props_json(c)); });
+  for (const char* icon : {"/favicon.svg", "/favicon.ico"})
+    http.get(icon, [](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Cache-Control", "max-age=86400");
+      res.set_content(kFavicon, "image/svg+xml");
+    });
   http.get("/metrics", [&c](const httplib::Request&, httplib::Response& res) {
     res.set_content(c.metrics.text(c.queue.length()), "text/plain; version=0.0.4");
   });

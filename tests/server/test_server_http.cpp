@@ -360,6 +360,24 @@ TEST(ServerHttp, PropsShowTheServersDefaults) {
   EXPECT_EQ(p["modalities"], json({{"vision", false}, {"audio", false}}));
 }
 
+// The tab icon: an SVG at /favicon.svg (the page links it) and /favicon.ico, with no key needed
+// (a browser asks without one).
+TEST(ServerHttp, FaviconIsServedWithoutTheKey) {
+  ServeOptions keyed;
+  keyed.api_key = "sesame";
+  ScriptedServer server(script(false), keyed);
+  httplib::Client cli = server.client();
+  for (const char* path : {"/favicon.ico", "/favicon.svg"}) {
+    auto res = cli.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 200) << path;
+    EXPECT_EQ(res->get_header_value("Content-Type"), "image/svg+xml") << path;
+    EXPECT_EQ(res->body.rfind("<svg ", 0), 0u) << path;
+    EXPECT_LT(res->body.size(), 1024u) << path;
+  }
+  EXPECT_NE(cli.Get("/")->body.find("<link rel=\"icon\" href=\"/favicon.svg\""), std::string::npos);
+}
+
 // The lines a server logs (ServeOptions::log), kept for the test.
 class LogLines {
  public:
