@@ -15,6 +15,7 @@
 #include "app/llama_cpp_habits.h"
 #include "app/run_job.h"
 #include "app/version_text.h"
+#include "build_info.h"
 #include "chat/chat_repl.h"
 #include "common/error.h"
 #include "common/whole_file.h"
@@ -231,6 +232,8 @@ int main(int argc, char** argv) {
   serve.split_reasoning = reasoning_format == "deepseek";
   chat.reasoning = reasoning == "on";
   serve.model_name = std::filesystem::path(o.model_path).stem().string();
+  serve.model_path = o.model_path;  // /props
+  serve.build_info = R1PI_COMMIT;
   const r1pi::Session run_session = [&](r1pi::TokenSource& source, const r1pi::LoadedModel& model, int,
                                         const r1pi::GenerationOptions& defaults) {
     chat.generation = defaults;  // -n, -b, the sampler and --spec, for every turn and request
