@@ -101,7 +101,10 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
     // for the answer it started, however soon (a Ctrl-C at the prompt ends the read: the chat ends).
     g_interrupted = 0;
     const std::optional<std::string> line = reader.read(reader.interactive() ? "> " : "");
-    if (!line) break;
+    if (!line) {
+      if (reader.interactive()) std::fputc('\n', stdout);  // Ctrl-D left the cursor after the prompt
+      break;
+    }
     ChatInput input = read_chat_input(*line);
     using Kind = ChatInput::Kind;
     if (input.kind == Kind::Quit) break;

@@ -1,9 +1,13 @@
 #include "chat/line_reader.h"
 
 #include <editline/readline.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cwchar>
 #include <iostream>
@@ -41,9 +45,35 @@ int read_key(FILE*) {
   }
 }
 
+// Under mpirun rank 0's stdin is a pipe from mpirun, or /dev/null with `mpirun --stdin none`
+// (scripts/mpirun adds it for a chat typed at a terminal). A rank started by mpirun on this machine
+// still has the terminal mpirun runs in as its controlling terminal: with stdin /dev/null the chat
+// reads /dev/tty itself, with its prompt and line editing (the answer and the prompt both still go
+// through stdout, mpirun's copy, so they stay in order). Piped into mpirun, it says what to pass.
+void use_the_terminal_under_mpirun() {
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE") || isatty(STDIN_FILENO) == 1) return;
+  struct stat in {}, null {};
+  if (fstat(STDIN_FILENO, &in) != 0) return;
+  const bool from_null = stat("/dev/null", &null) == 0 && S_ISCHR(in.st_mode) && in.st_rdev == null.st_rdev;
+  const int tty = open("/dev/tty", O_RDWR | O_CLOEXEC);
+  if (tty < 0) return;  // no terminal (a remote rank 0, a test): read the pipe
+  if (from_null) {
+    // mpirun starts its ranks in a process group of their own, in the background of the terminal:
+    // the editor's terminal settings would stop rank 0 (SIGTTOU) and its reads would fail. Rank 0
+    // takes the foreground (the same session allows it); the shell takes it back when mpirun ends.
+    // A Ctrl-C then reaches rank 0's group, which stops the answer, instead of ending the job.
+    std::signal(SIGTTOU, SIG_IGN);
+    tcsetpgrp(tty, getpgrp());
+    dup2(tty, STDIN_FILENO);
+  } else if (S_ISFIFO(in.st_mode))
+    std::fputs("chat: reading mpirun's pipe; for a prompt and line editing start it with mpirun --stdin none "
+               "(scripts/mpirun does)\n", stderr);
+  close(tty);
+}
+
 }  // namespace
 
-LineReader::LineReader() : interactive_(isatty(STDIN_FILENO) == 1) {
+LineReader::LineReader() : interactive_((use_the_terminal_under_mpirun(), isatty(STDIN_FILENO) == 1)) {
   if (!interactive_) return;
   // The chat's own SIGINT handler stops an answer; libedit must not install one that ends the process.
   rl_catch_signals = 0;

@@ -35,14 +35,18 @@ void print_banner(const LoadedModel& m, const RunOptions& o, int n_ctx, int thre
   if (uint32_t(n_ctx) > c.n_ctx_train)
     std::fprintf(stderr, "warning: context %d is longer than the model was trained for (%u)\n",
                  n_ctx, c.n_ctx_train);
+  // A chat or a server names its own sampling (the chat's line, each request's fields): one
+  // temperature line, not this one beside it.
+  char sampling[64] = "";
+  if (!o.session)
+    std::snprintf(sampling, sizeof sampling, ", seed %llu, temp %.2f", (unsigned long long)o.sampler.seed,
+                  o.sampler.temperature);
   std::fprintf(stderr,
                "model: %s | dim %u, %u layers, %u/%u heads, ffn %u, vocab %u | %.1f MB on rank 0, "
-               "loaded in %.2f s\nrun: %d rank%s x %d threads, %s kernels, context %d, seed %llu, "
-               "temp %.2f, KV cache %s %.1f MB%s\n",
+               "loaded in %.2f s\nrun: %d rank%s x %d threads, %s kernels, context %d%s, KV cache %s %.1f MB%s\n",
                printable_text(c.name).c_str(), c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab,
                m.weights.total_bytes() / 1e6, load_seconds, n_ranks, n_ranks > 1 ? "s" : "", threads,
-               kernels().name, n_ctx, (unsigned long long)o.sampler.seed, o.sampler.temperature,
-               o.kv_type.c_str(), kv_bytes / 1e6, n_ranks > 1 ? " on rank 0" : "");
+               kernels().name, n_ctx, sampling, o.kv_type.c_str(), kv_bytes / 1e6, n_ranks > 1 ? " on rank 0" : "");
 }
 
 void print_text(const std::string& text) {

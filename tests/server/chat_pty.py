@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """r1pi --chat as a person meets it: through a pseudo-terminal (line editing, dimmed reasoning),
-or with its input piped (under mpirun rank 0 reads a pipe). Every answer must be the CLI's text
+or with its input piped (mpirun passing it on), and on several ranks also at a terminal (rank 0
+reads it itself). Every answer must be the CLI's text
 for the same conversation rendered with the same template (greedy), a second turn must come
 partly from the KV cache (/stats), /reset must give the first answer again, Ctrl-C must stop an
 answer without ending the chat, /quit must end it with status 0. Commands match after trimming
@@ -109,8 +110,8 @@ class Terminal:
             if pid:
                 return os.waitstatus_to_exitcode(status)
             try:
-                select.select([self.fd], [], [], 0.2)
-                os.read(self.fd, 65536)
+                if select.select([self.fd], [], [], 0.2)[0]:
+                    self.raw += os.read(self.fd, 65536)
             except OSError:
                 pass
         os.kill(self.pid, signal.SIGKILL)  # a failed check must not leave the chat running
@@ -196,6 +197,20 @@ check("chat: /reset takes nothing after it" in err and "chat: unknown command /n
       "the piped '/reset now' and '/nonsense' are refused", err[-500:])
 if np > 1:
     check(len(re.findall(r"^rank \d+: shard", err, re.M)) == np, "every rank ended cleanly", err[-500:])
+
+    # Typed at a terminal under scripts/mpirun (which then passes --stdin none): rank 0 reads the
+    # terminal itself, with its prompt and line editing; Ctrl-D ends the chat on a new line.
+    t = Terminal(base + ["--chat", "-n", "12", "--temp", "0"])
+    check(t.read_until(b"> ") and t.line_mode(False), f"the chat on {np} ranks prompts and edits lines",
+          t.raw[-300:].decode("utf-8", "replace"))
+    t.send("Hi there\r")
+    check(t.read_until(shown(first)) and t.read_until(b"> ", count=2), f"turn 1 on {np} ranks at a terminal",
+          repr(t.raw[-400:]))
+    t.line_mode(False)
+    t.send("\x04")
+    check(t.wait() == 0, f"Ctrl-D ends the chat on {np} ranks with status 0", repr(t.raw[-300:]))
+    check(re.search(rb"> (\^D)?\r?\n", ANSI.sub(b"", t.raw.split(shown(first))[-1])) is not None,
+          "the chat ends on a new line", repr(t.raw[-200:]))
 
 print(("FAIL: chat: %d check(s) failed" % failures) if failures else "PASS: chat (all checks)")
 sys.exit(1 if failures else 0)
