@@ -69,11 +69,13 @@ refused() {
   done
 }
 
-# children PID: the processes whose parent is PID (read from /proc: no procps needed).
+# children PID: the processes whose parent is PID (read from /proc: no procps needed). read, not
+# $(cat): a process started per /proc entry made one scan take seconds on a loaded machine, and
+# stop-before-mpi's job (--rank-timeout 5) ended before a scan found its rank (2 in 10).
 children() {
   local parent=$1 stat fields ppid
   for stat in /proc/[0-9]*/stat; do
-    fields=$(cat "$stat" 2>/dev/null) || continue
+    { read -r fields <"$stat"; } 2>/dev/null || continue
     fields=${fields##*) }  # "STATE PPID ...": what follows the command name, which may hold spaces
     read -r _ ppid _ <<<"$fields"
     if [ "$ppid" = "$parent" ]; then stat=${stat#/proc/}; echo "${stat%/stat}"; fi
