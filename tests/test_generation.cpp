@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "common/error.h"
@@ -22,6 +23,7 @@
 #include "layers/model_forward.h"
 #include "model/model_loader.h"
 #include "runtime/generator.h"
+#include "sampling/sampler.h"
 #include "common/thread_pool.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
@@ -118,6 +120,23 @@ TEST(Generation, RepeatedRunsAgree) {
 TEST(Generation, SamplingRepeatsForASeed) {
   const GreedyRun a = greedy_run(2, 16, 24, 0.9f, 1234);
   EXPECT_EQ(a.sha, greedy_run(1, 3, 24, 0.9f, 1234).sha);
+}
+
+// min-p keeps the candidates whose probability at the temperature is at least min_p times the
+// top one's: logits 0, -1, -3 at temperature 1 are 1, e^-1 = 0.37 and e^-3 = 0.05 of the top one.
+TEST(Sampling, MinPKeepsAShareOfTheTopToken) {
+  const std::vector<Candidate> candidates = {{0.0f, 7}, {-1.0f, 8}, {-3.0f, 9}};
+  auto picked = [&](float min_p) {
+    const Sampler sampler(SamplerParams{1.0f, 0, 1.0f, 42, min_p});
+    std::set<int32_t> seen;
+    for (int position = 0; position < 2000; ++position) seen.insert(sampler.sample_from(candidates, position));
+    return seen;
+  };
+  EXPECT_EQ(picked(0.0f), (std::set<int32_t>{7, 8, 9}));
+  EXPECT_EQ(picked(0.04f), (std::set<int32_t>{7, 8, 9}));
+  EXPECT_EQ(picked(0.1f), (std::set<int32_t>{7, 8}));
+  EXPECT_EQ(picked(0.5f), (std::set<int32_t>{7}));
+  EXPECT_EQ(picked(1.0f), (std::set<int32_t>{7}));
 }
 
 TEST(Generation, PrefillLogitsEqualTokenByTokenBytes) {
@@ -419,6 +438,8 @@ TEST(Cli, GenerationCountMustBePositiveOrMinusOne) {
 TEST(Cli, NanSamplingParametersAreRefused) {
   expect_error("-m " + tiny_model() + " -p hi --temp nan", "--temp");
   expect_error("-m " + tiny_model() + " -p hi --top-p nan", "--top-p");
+  expect_error("-m " + tiny_model() + " -p hi --min-p nan", "--min-p");
+  expect_error("-m " + tiny_model() + " -p hi --min-p 1.5", "--min-p");
 }
 
 TEST(Cli, SeedTakesEvery64BitValueAndNothingElse) {
@@ -489,6 +510,21 @@ TEST(Cli, HelpShowsTheDefaults) {
   for (const char* shown : {"--temp FLOAT:FLOAT in [0 - 100]=0.8", "--top-k INT=40", "-b,--batch-size INT:INT in [1 - 4096]=64",
                             "--kv-type TEXT:{f32,f16,q8_0}=f32", "--port INT:INT in [0 - 65535]=8080", "-ngl"})
     EXPECT_NE(r.output.find(shown), std::string::npos) << shown << "\n" << r.output;
+}
+
+// --min-p cuts the tail (another sha256 than without it, at a high temperature) and is applied to
+// the same candidates whether a position was decoded alone or verified in a speculative batch.
+TEST(Cli, MinPIsExactWithSpeculation) {
+  const std::string run = r1pi() + " -m " + tiny_model() + " -p 'the the the the the the' -n 40 -t 1 --temp 3 --seed 9";
+  const std::string plain = sha256_line(test::run_command(run + " --min-p 0.2").output);
+  EXPECT_NE(plain, "");
+  // A flat cost curve: drafting always pays, so every step the index offers a draft verifies one.
+  const std::string flat = test::scratch_dir("cli-min-p") + "/flat.txt";
+  std::ofstream(flat) << "1 1\n2 1\n3 1\n4 1\n5 1\n6 1\n7 1\n8 1\n9 1\n";
+  const test::CommandResult spec = test::run_command(run + " --min-p 0.2 --spec --spec-cost " + flat);
+  EXPECT_EQ(sha256_line(spec.output), plain) << spec.output;
+  EXPECT_NE(spec.output.find("spec: drafted"), std::string::npos) << spec.output;
+  EXPECT_NE(sha256_line(test::run_command(run).output), plain);
 }
 
 // The chat's prompt size for a line (its /stats line) with Qwen3's template and --reasoning as

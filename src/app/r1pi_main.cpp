@@ -62,6 +62,7 @@ void check_options(r1pi::RunOptions& o) {
                       ": give 0 (the whole vocabulary) or a positive count");
   if (!std::isfinite(o.sampler.temperature)) throw r1pi::Error("--temp must be a number from 0 to 100");
   if (!std::isfinite(o.sampler.top_p)) throw r1pi::Error("--top-p must be a number from 0 to 1");
+  if (!std::isfinite(o.sampler.min_p)) throw r1pi::Error("--min-p must be a number from 0 to 1");
   if (!std::isfinite(o.rank_timeout)) throw r1pi::Error("--rank-timeout must be a number of seconds");
   const int cores = int(std::thread::hardware_concurrency());
   if (cores > 0 && o.threads > cores) {
@@ -139,6 +140,8 @@ int main(int argc, char** argv) {
   // Checked in check_options: CLI::NonNegativeNumber's message printed the largest double, 309 digits.
   app.add_option("--top-k", o.sampler.top_k, "keep the k most likely tokens (0: all)");
   app.add_option("--top-p", o.sampler.top_p, "nucleus sampling threshold (1: off)")
+      ->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--min-p", o.sampler.min_p, "keep tokens at least this share of the top one's probability (0: off)")
       ->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--seed", seed, "sampling seed, 0 to 2^64-1 (-1: random)");
   app.add_option("-t,--threads", o.threads, "compute threads per rank (default: the cores available)")

@@ -60,6 +60,14 @@ int32_t Sampler::sample_from(const std::vector<Candidate>& candidates, int64_t p
         break;
       }
     }
+  }
+  // min-p: the candidates whose probability at the temperature is at least min_p times the top
+  // one's (p[0] is 1: the softmax above is taken relative to the top logit). Candidates are in
+  // descending order, so this is a prefix: it depends on rank 0's candidate list only, which is
+  // the single-rank one on any rank count.
+  if (params_.min_p > 0.0f)
+    while (keep > 1 && p[keep - 1] < double(params_.min_p)) --keep;
+  if (keep < candidates.size()) {
     sum = 0;
     for (size_t i = 0; i < keep; ++i) sum += p[i];
   }

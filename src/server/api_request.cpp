@@ -125,6 +125,7 @@ ApiRequest parse_api_request(Endpoint endpoint, std::string_view text, const Sam
   r.sampler = defaults;
   if (has(body, "temperature")) r.sampler.temperature = float(number_in(body, "temperature", 0, 100));
   if (has(body, "top_p")) r.sampler.top_p = float(number_in(body, "top_p", 0, 1));
+  if (has(body, "min_p")) r.sampler.min_p = float(number_in(body, "min_p", 0, 1));
   if (has(body, "top_k")) r.sampler.top_k = int(integer_in(body, "top_k", 0, 1 << 30));
   if (has(body, "seed")) {
     const json& seed = body["seed"];

@@ -240,6 +240,7 @@ TEST(ApiRequest, RefusesWhatOpenAIRefuses) {
   EXPECT_EQ(status_of(chat, ok + R"(, "n": 2})", &message), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "temperature": "hot"})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "top_p": 1.5})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "min_p": -0.1})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "max_tokens": 0})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "max_tokens": 2.5})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "stop": [1]})"), 400);
@@ -255,7 +256,7 @@ TEST(ApiRequest, ReadsTheFields) {
       Endpoint::Chat,
       R"({"messages": [{"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
                        {"role": "user", "content": "q"}],
-          "max_completion_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "seed": 42,
+          "max_completion_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "seed": 42, "min_p": 0.05,
           "stop": "END", "stream": true, "stream_options": {"include_usage": true}})",
       SamplerParams{});
   ASSERT_EQ(r.messages.size(), 2u);
@@ -264,6 +265,7 @@ TEST(ApiRequest, ReadsTheFields) {
   EXPECT_EQ(r.sampler.temperature, 0.0f);
   EXPECT_EQ(r.sampler.top_p, 0.5f);
   EXPECT_EQ(r.sampler.top_k, 3);
+  EXPECT_EQ(r.sampler.min_p, 0.05f);
   EXPECT_EQ(r.sampler.seed, 42u);
   EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
   EXPECT_TRUE(r.stream);
