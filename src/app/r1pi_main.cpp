@@ -129,7 +129,9 @@ int main(int argc, char** argv) {
   std::string seed = "-1";
   std::string spec_ngram = "1:4";
   CLI::App app{"r1pi: runs Llama-family GGUF models (DeepSeek-R1-Distill-Llama and kin)"};
-  app.set_version_flag("--version", r1pi::version_text("r1pi"));
+  // Computed only when asked: it picks the kernels, which R1PI_BACKEND may name wrongly (an error
+  // the run reports in its place, after start-up's agreement between ranks).
+  app.set_version_flag("--version", [] { return r1pi::version_text("r1pi"); });
   app.footer("llama.cpp's spellings: -cnv = --chat, -sys = --system, -ctk = --kv-type; its -ngl, -fa, --mlock\n"
              "and --no-mmap are accepted and ignored, with a note. Docs: docs/cli.md");
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();

@@ -28,7 +28,7 @@
 #   missing-file    the model file is missing on rank 1 only: exit 1, the message names the file
 #                   and rank 1
 #   out-of-memory   rank 1 cannot allocate its KV cache (ulimit -v on that rank only): exit 1,
-#                   "rank 1: out of memory", no hang while rank 0 would go on
+#                   "rank 1: the KV cache ... would take", no hang while rank 0 would go on
 #   mismatched-options ranks started with different --sync (the MPMD command line `mpirun -np 1
 #                   r1pi ... : -np 1 r1pi ...`), --check-ranks on one rank only (rank 1, then rank
 #                   0), --weights-from-root on rank 2 only, a smaller -c on rank 1: each refused at
@@ -405,9 +405,10 @@ case "$case_name" in
   out-of-memory)
     # Both ranks ask for a 1M-position KV cache (512 MB per rank on the tiny model); rank 1 has a
     # 400 MB address-space limit, so its allocation fails at once whatever the machine's
-    # overcommit policy, while rank 0 would be fine. (Every rank must be given the same -c.)
+    # overcommit policy, while rank 0 would be fine. (Every rank must be given the same -c.) Rank
+    # 1 sees before allocating that the cache exceeds what the system grants it, and says how big.
     R1PI_TEST_RANK1_VMEM_KB=400000 \
-      refused 2 "error: rank 1: out of memory" -- "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1 -c 1048576
+      refused 2 "error: rank 1: the KV cache for a context of 1048576 tokens would take" -- "$PER_RANK" "$R1PI" -m "$tiny" -p hi -n 4 -t 1 -c 1048576
     ;;
   mismatched-options)
     run=("$R1PI" -m "$tiny" -p hi -n 4 -t 1)
