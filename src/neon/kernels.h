@@ -113,7 +113,7 @@ struct WeightedSumArgs {
 
 // The weight types that have kernels, in the order of every backend's per-type table
 // (Kernels::types). A new type is one entry here, one row of kernels.cpp's type table and a scalar
-// reference kernel (README.md: "How to add a weight type").
+// reference kernel (docs/extending.md: adding a weight type).
 inline constexpr std::array kKernelTypes = {
     GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0,   GgmlType::Q8_0,   GgmlType::Q6_K, GgmlType::Q4_K,
     GgmlType::Q5_K, GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::IQ4_NL,

@@ -25,7 +25,7 @@ struct RunOptions {
   bool session = false;        // --chat or --serve: rank 0 runs a session (Session) instead of -p
   bool ignore_eos = false;     // generate past end-of-generation tokens
   // Speculative decoding (rank 0 drafts; see src/specdec).
-  bool spec = false;  // off: where a batch costs as much as here it gains little (README)
+  bool spec = false;  // off: where a batch costs as much as here it gains little (docs/speculative-decoding.md)
   int spec_max = 8;              // the longest draft
   int spec_min_ngram = 1;        // n-gram lengths the drafter matches
   int spec_max_ngram = 4;

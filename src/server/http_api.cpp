@@ -270,7 +270,7 @@ HttpServer::Handler guarded(std::function<void(const httplib::Request&, httplib:
 // own): they parse requests and write each streamed token, little work, but on a board whose
 // cores all compute, a connection thread woken per token at normal priority takes a core from
 // the compute threads in the middle of a forward, and every thread of that forward then waits
-// for the one it displaced (bench/server/api_vs_cli.py, README). At the lowest priority they run
+// for the one it displaced (bench/server/api_vs_cli.py, bench/results/2026-12-02-vm). At the lowest priority they run
 // in the gaps between forwards, when the compute threads sleep.
 class BackgroundThreadPool : public httplib::TaskQueue {
  public:
