@@ -320,17 +320,20 @@ TEST(Cli, NanWeightsAreFound) {
                "error: the FFN output (w2) of layer 1 at position 0 is NaN");
 }
 
+// Where a tensor's bytes lie in a model file (its offset from the file's start, its size).
+GgufTensorInfo tensor_in_file(const std::string& path, const std::string& name) {
+  const GgufFile file = GgufFile::open(path);
+  GgufTensorInfo info = *file.find_tensor(name);
+  info.offset += file.data_offset();
+  return info;
+}
+
 // Every attn_norm weight at 1e7 puts layer 0's attention input past Q8_0's fp16 scale: it used to be
 // quantised with an inf scale, the attention's products were lost and the run exited 0.
 TEST(Cli, ActivationsPastQ8_0AreFound) {
   const std::string path = test::make_model_file("cli-huge-norm", {.preset = "tiny", .seed = 7});
-  uint64_t offset = 0, bytes = 0;
-  {
-    const GgufFile file = GgufFile::open(path);
-    const GgufTensorInfo* norm = file.find_tensor("blk.0.attn_norm.weight");
-    offset = file.data_offset() + norm->offset;
-    bytes = norm->n_bytes;
-  }
+  const GgufTensorInfo norm = tensor_in_file(path, "blk.0.attn_norm.weight");
+  const uint64_t offset = norm.offset, bytes = norm.n_bytes;
   const std::vector<float> huge(bytes / sizeof(float), 1e7f);
   std::fstream(path, std::ios::in | std::ios::out | std::ios::binary).seekp(std::streamoff(offset))
       .write(reinterpret_cast<const char*>(huge.data()), std::streamsize(bytes));
@@ -344,14 +347,9 @@ TEST(Cli, ActivationsPastQ8_0AreFound) {
 // as inf, and the attention's NaN blamed on NaN weights. An f32 cache holds it.
 TEST(Cli, KeysPastTheKvCacheTypeAreFound) {
   const std::string path = test::make_model_file("cli-huge-keys", {.preset = "tiny", .seed = 7});
-  uint64_t offset = 0, blocks = 0;
-  {
-    const GgufFile file = GgufFile::open(path);
-    const GgufTensorInfo* wk = file.find_tensor("blk.0.attn_k.weight");
-    ASSERT_EQ(wk->type, GgmlType::Q4_0);
-    offset = file.data_offset() + wk->offset;
-    blocks = wk->n_bytes / sizeof(block_q4_0);
-  }
+  const GgufTensorInfo wk = tensor_in_file(path, "blk.0.attn_k.weight");
+  ASSERT_EQ(wk.type, GgmlType::Q4_0);
+  const uint64_t offset = wk.offset, blocks = wk.n_bytes / sizeof(block_q4_0);
   const uint16_t scale = fp32_to_fp16(60000.0f);
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
   for (uint64_t b = 0; b < blocks; ++b)
