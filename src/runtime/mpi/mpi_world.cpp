@@ -32,6 +32,15 @@ const char* launcher_rank() {
   return "?";
 }
 
+// Whether a launcher started this process as a rank of a job (mpirun, or srun with PMI/PMIx). A
+// process started by hand is a job of one: MPI_Init would then start Open MPI's singleton
+// daemon (orted), 0.6-0.8 s of every start-up for a one-rank run that makes no MPI call.
+bool launched_as_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
 // Ends the process when MPI_Init has not returned within the timeout. MPI itself has no timeout
 // there: its start-up exchange waits for every rank, so one rank stopped before it would hold
 // every other rank (and mpirun) forever.
@@ -68,6 +77,7 @@ class InitWatchdog {
 }  // namespace
 
 MpiWorld::MpiWorld(int* argc, char*** argv, double init_timeout) {
+  if (!launched_as_rank()) return;
   int provided = 0;
   int status = 0;
   {
@@ -77,12 +87,15 @@ MpiWorld::MpiWorld(int* argc, char*** argv, double init_timeout) {
   if (status != MPI_SUCCESS) throw Error("MPI initialisation failed");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  initialized_ = true;
 }
 
-MpiWorld::~MpiWorld() { MPI_Finalize(); }
+MpiWorld::~MpiWorld() {
+  if (initialized_) MPI_Finalize();
+}
 
 void MpiWorld::abort(int code) const {
-  MPI_Abort(MPI_COMM_WORLD, code);
+  if (initialized_) MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
 

@@ -1,4 +1,4 @@
-// The MPI job this process belongs to. Only the main thread calls MPI (compute threads never do),
+// The MPI job this process belongs to: a job of one, without MPI, when no launcher started it. Only the main thread calls MPI (compute threads never do),
 // so MPI_THREAD_FUNNELED is all we ask for.
 #pragma once
 #include <string>
@@ -23,6 +23,7 @@ class MpiWorld {
 
  private:
   int rank_ = 0, size_ = 1;
+  bool initialized_ = false;  // MPI_Init was called (a launcher started this process)
 };
 
 }  // namespace r1pi
