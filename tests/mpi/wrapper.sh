@@ -22,6 +22,7 @@ check "more ranks than cores: --oversubscribe" "$out" present "--oversubscribe"
 check "more ranks than cores: yield when idle" "$out" present "--mca mpi_yield_when_idle 1"
 check "-np passed" "$out" present "-np $((cores + 1)) "
 check "binding off by default" "$out" present "--bind-to none"
+check "one machine: shared memory without probing networks" "$out" present "--mca pml ob1"
 check "program arguments unchanged" "$out" present 'build/r1pi -m m.gguf -p Once\ upon\ a\ time -t 1'
 
 out=$("$w" --dry-run -np 1 build/r1pi -m m.gguf -t 1)
@@ -42,6 +43,7 @@ printf 'pi0 slots=1\npi1 slots=1\n' >"$hostfile"
 out=$(R1PI_BACKEND=scalar "$w" --dry-run --hostfile "$hostfile" ./r1pi -m m.gguf)
 check "hostfile: one rank per node" "$out" present "--hostfile $hostfile --map-by ppr:1:node"
 check "hostfile: -np left to the hosts" "$out" absent "-np"
+check "hostfile: Open MPI picks the network" "$out" absent "pml"
 check "R1PI_* variables exported to the ranks" "$out" present "-x R1PI_BACKEND"
 out=$("$w" --dry-run --hostfile "$hostfile" --bind-to core --map-by node -- ./r1pi -m m.gguf)
 check "explicit --bind-to kept" "$out" present "--bind-to core"
@@ -49,6 +51,8 @@ check "explicit --bind-to: no default" "$out" absent "--bind-to none"
 check "explicit --map-by: no ppr default" "$out" absent "ppr:1:node"
 out=$("$w" --dry-run -np 2 --mca btl tcp,self --npernode 1 -- ./r1pi -m m.gguf)
 check "options before -- go to mpirun" "$out" present '--npernode 1 ./r1pi -m m.gguf'
+out=$("$w" --dry-run -np 2 --mca pml ucx -- ./r1pi -m m.gguf)
+check "a pml given is kept" "$out" absent "pml ob1"
 if [ "$(id -u)" -eq 0 ]; then
   check "root: run-as-root allowed" "$out" present "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
 fi
