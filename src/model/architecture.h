@@ -37,7 +37,7 @@ struct Architecture {
   std::vector<HyperParam> params;     // read in order: a fallback sees the rows before it
   std::vector<TensorSpec> tensors;    // in the order the model maker writes them
   RopeLayout rope = RopeLayout::AdjacentPairs;
-  bool experts = false;               // mixture-of-experts FFN (none implemented yet)
+  bool experts = false;               // every layer's FFN a mixture of experts (qwen3moe)
 
   std::string key(std::string_view param) const { return std::string(name) + "." + std::string(param); }
 };

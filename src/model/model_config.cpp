@@ -164,6 +164,8 @@ void check_tensors(const GgufFile& file, ModelConfig& c) {
     check_tensor(file, *info, spec, spec.shape(c));
     if (spec.split.axis == Axis::Cols && spec.split.unit == Unit::FfnUnits)
       c.ffn_block = std::lcm(c.ffn_block, uint32_t(ggml_block_elements(info->type)));
+    if (spec.split.axis == Axis::Cols && spec.split.unit == Unit::ExpertUnits)
+      c.expert_block = std::lcm(c.expert_block, uint32_t(ggml_block_elements(info->type)));
   }
 }
 
@@ -185,6 +187,13 @@ void ModelConfig::check_sizes(const std::string& context) const {
   if (arch->rope == RopeLayout::NeoxHalves && rope_dim != head_dim)
     fail("rope dimension " + std::to_string(rope_dim) + " must equal the head size " + std::to_string(head_dim) +
          " for " + std::string(arch->name) + "'s RoPE over the halves of each head");
+  if (arch->experts) {
+    if (!n_experts || !n_experts_used || !expert_ffn_dim)
+      fail("experts, experts used per token and the expert FFN size must all be positive");
+    if (n_experts_used > n_experts)
+      fail(arch->key("expert_used_count") + " " + std::to_string(n_experts_used) + " is more than the " +
+           std::to_string(n_experts) + " experts (" + arch->key("expert_count") + ")");
+  }
   if (!(rms_eps > 0) || !std::isfinite(rms_eps)) fail(arch->key("attention.layer_norm_rms_epsilon") + " must be positive");
   if (!(rope_base > 1) || !std::isfinite(rope_base)) fail(arch->key("rope.freq_base") + " must be greater than 1");
 }

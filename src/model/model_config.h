@@ -30,6 +30,13 @@ struct ModelConfig {
   // The FFN splits across ranks on multiples of this many hidden units: the least common multiple
   // of the block sizes of every tensor whose columns are split by FFN unit (ffn_down, all layers).
   uint32_t ffn_block = 1;
+  // Mixture of experts (qwen3moe; 0 in dense models): each token's FFN is the weighted sum of
+  // n_experts_used of n_experts gated FFNs of expert_ffn_dim units, chosen by a router.
+  uint32_t n_experts = 0;       // expert_count
+  uint32_t n_experts_used = 0;  // expert_used_count
+  uint32_t expert_ffn_dim = 0;  // expert_feed_forward_length (defaults to ffn_dim / n_experts_used)
+  // Each expert's units split across ranks on multiples of this (ffn_down_exps' block sizes).
+  uint32_t expert_block = 1;
   // llama3 RoPE scaling: one divisor per rotated pair (theta_i = pos * base^(-2i/rope_dim) / f_i),
   // from the metadata keys when the file has them, else the rope_freqs.weight tensor; empty = none.
   std::vector<float> rope_freq_factors;

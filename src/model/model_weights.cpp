@@ -21,9 +21,14 @@ ModelWeights ModelWeights::load(const GgufFile& file, const ModelConfig& config,
   const uint64_t total = w.bytes_;
   w.layers.resize(config.n_layers);
   // Where a slice goes: the member its row of the tensor table names.
-  auto matrix_of = [&w](const TensorSlice& s) -> Matrix* {
+  auto matrix_of = [&w, &config](const TensorSlice& s) -> Matrix* {
     if (auto m = std::get_if<Matrix ModelWeights::*>(&s.spec->fills)) return &(w.**m);
     if (auto m = std::get_if<Matrix LayerWeights::*>(&s.spec->fills)) return &(w.layers[s.layer].**m);
+    if (auto m = std::get_if<std::vector<Matrix> LayerWeights::*>(&s.spec->fills)) {
+      std::vector<Matrix>& experts = w.layers[s.layer].**m;
+      experts.resize(config.n_experts);
+      return &experts.at(s.expert);
+    }
     return nullptr;
   };
   auto vector_of = [&w](const TensorSlice& s) -> std::vector<float>* {

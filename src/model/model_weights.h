@@ -39,6 +39,12 @@ struct LayerWeights {
   std::vector<float> ffn_norm;    // [dim]
   Matrix w1, w3;                  // gate and up: local hidden rows
   Matrix w2;                      // down: all dim rows, the columns of the local hidden units
+  // A mixture-of-experts FFN instead of w1/w2/w3 (qwen3moe), empty in dense layers:
+  Matrix router;                  // ffn_gate_inp: one row of dim per expert, whole on every rank
+  std::vector<Matrix> gate_exps, up_exps;  // per expert: the rows of the rank's units of it
+  std::vector<Matrix> down_exps;  // per expert: all dim rows, the columns of the rank's units
+
+  bool has_experts() const { return router.rows > 0; }
 };
 
 struct ModelWeights {

@@ -40,6 +40,7 @@ std::string TensorSpec::gguf_name(uint32_t layer) const {
 
 std::vector<uint64_t> TensorSpec::shape(const ModelConfig& config) const {
   if (!is_matrix()) return {dim_size(config, ne0)};
+  if (per_expert()) return {dim_size(config, ne0), dim_size(config, ne1), dim_size(config, ne2)};
   return {dim_size(config, ne0), dim_size(config, ne1)};
 }
 
@@ -53,17 +54,23 @@ uint64_t dim_size(const ModelConfig& c, Dim dim) {
     case Dim::Vocab: return c.n_vocab;
     case Dim::RopePairs: return c.rope_dim / 2;
     case Dim::HeadDim: return c.head_dim;
+    case Dim::Experts: return c.n_experts;
+    case Dim::ExpertFfn: return c.expert_ffn_dim;
   }
   throw Error("internal error: unknown tensor dimension");
 }
 
-ElementRange unit_elements(const ModelConfig& c, const Shard& shard, Unit unit) {
+ElementRange unit_elements(const ModelConfig& c, const Shard& shard, Unit unit, uint32_t expert) {
   const int64_t hd = c.head_dim, group = c.n_heads / c.n_kv_heads;
   switch (unit) {
     case Unit::QueryHeads: return {shard.kv_heads.begin * group * hd, shard.kv_heads.end * group * hd};
     case Unit::KvHeads: return {shard.kv_heads.begin * hd, shard.kv_heads.end * hd};
     case Unit::FfnUnits: return {shard.ffn.begin, shard.ffn.end};
     case Unit::VocabRows: return {shard.vocab.begin, shard.vocab.end};
+    case Unit::ExpertUnits: {
+      const Range r = shard.expert_units.at(expert);
+      return {r.begin, r.end};
+    }
     case Unit::None: break;
   }
   throw Error("internal error: a replicated tensor has no split range");

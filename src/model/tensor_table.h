@@ -27,6 +27,8 @@ enum class Dim : uint8_t {
   Vocab,      // n_vocab
   RopePairs,  // rope_dim / 2
   HeadDim,    // head_dim: one head (per-head q/k norms)
+  Experts,    // n_experts: the router's outputs, the third dimension of the expert tensors
+  ExpertFfn,  // expert_ffn_dim: one expert's hidden units
 };
 
 // Tensor parallelism: a tensor is whole on every rank, or each rank holds a contiguous range of
@@ -38,6 +40,7 @@ enum class Unit : uint8_t {
   KvHeads,     // the rank's KV heads (head_dim each)
   FfnUnits,    // the rank's FFN hidden units (whole blocks of every column-split FFN tensor)
   VocabRows,   // the rank's vocabulary rows
+  ExpertUnits, // the rank's hidden units of each expert (whole blocks of ffn_down_exps; Shard)
 };
 enum class Axis : uint8_t { Rows, Cols };
 struct Split {
@@ -50,9 +53,10 @@ constexpr Split cols_by(Unit u) { return {Axis::Cols, u}; }
 
 // Where a tensor's data goes: a member of the model's or of every layer's weights, or nowhere
 // (std::monostate: the configuration reads it, as rope_freqs).
+// A vector of matrices holds one matrix per expert (the slabs of a 3-D expert tensor).
 using WeightMember = std::variant<std::monostate, Matrix ModelWeights::*,
                                   std::vector<float> ModelWeights::*, Matrix LayerWeights::*,
-                                  std::vector<float> LayerWeights::*>;
+                                  std::vector<float> LayerWeights::*, std::vector<Matrix> LayerWeights::*>;
 
 enum class Presence : uint8_t {
   Required,
@@ -66,14 +70,19 @@ struct TensorSpec {
   Split split;
   WeightMember fills;
   Presence presence = Presence::Required;
+  // Experts: one ne0 x ne1 matrix per expert, expert e the e-th contiguous slab (llama.cpp's
+  // *_exps tensors); the split applies to each expert's matrix. One: a vector or a matrix.
+  Dim ne2 = Dim::One;
 
   bool per_layer() const {
     return std::holds_alternative<Matrix LayerWeights::*>(fills) ||
-           std::holds_alternative<std::vector<float> LayerWeights::*>(fills);
+           std::holds_alternative<std::vector<float> LayerWeights::*>(fills) ||
+           std::holds_alternative<std::vector<Matrix> LayerWeights::*>(fills);
   }
   bool is_matrix() const { return ne1 != Dim::One; }
+  bool per_expert() const { return ne2 == Dim::Experts; }
   std::string gguf_name(uint32_t layer) const;
-  // {ne0} for a vector, {ne0, ne1} for a matrix, in elements.
+  // {ne0} for a vector, {ne0, ne1} for a matrix, {ne0, ne1, ne2} per expert, in elements.
   std::vector<uint64_t> shape(const ModelConfig& config) const;
 };
 
@@ -93,10 +102,11 @@ std::vector<TensorInstance> model_tensors(const ModelConfig& config);
 // Elements of a dimension for this configuration.
 uint64_t dim_size(const ModelConfig& config, Dim dim);
 
-// [begin, end) in elements along the split axis that shard holds of a tensor split by unit.
+// [begin, end) in elements along the split axis that shard holds of a tensor split by unit (of
+// expert `expert`'s matrix for Unit::ExpertUnits).
 struct ElementRange {
   int64_t begin = 0, end = 0;
 };
-ElementRange unit_elements(const ModelConfig& config, const Shard& shard, Unit unit);
+ElementRange unit_elements(const ModelConfig& config, const Shard& shard, Unit unit, uint32_t expert = 0);
 
 }  // namespace r1pi

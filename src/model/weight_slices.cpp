@@ -21,24 +21,29 @@ std::vector<TensorSlice> plan_slices(const GgufFile& file, const ModelConfig& co
     if (!info && spec.presence == Presence::ElseTokenEmbd && config.tied_output) continue;
     if (!info && spec.presence == Presence::Optional) continue;  // the block does without
     if (!info) throw Error(file.path() + ": missing tensor '" + t.name + "'");
-    TensorSlice s{info, &spec, t.layer, 0, int64_t(info->rows()), 0, int64_t(info->ne[0])};
-    if (spec.split.unit != Unit::None) {
-      const ElementRange r = unit_elements(config, shard, spec.split.unit);
-      if (spec.split.axis == Axis::Rows) {
-        s.row_begin = r.begin;
-        s.row_end = r.end;
-      } else {
-        s.col_begin = r.begin;
-        s.col_end = r.end;
+    // A per-expert tensor's rows are expert e's matrix's rows, e * ne1 on.
+    const uint32_t experts = spec.per_expert() ? config.n_experts : 1;
+    const int64_t rows = spec.per_expert() ? int64_t(info->ne[1]) : int64_t(info->rows());
+    for (uint32_t e = 0; e < experts; ++e) {
+      TensorSlice s{info, &spec, t.layer, e, e * rows, (e + 1) * rows, 0, int64_t(info->ne[0])};
+      if (spec.split.unit != Unit::None) {
+        const ElementRange r = unit_elements(config, shard, spec.split.unit, e);
+        if (spec.split.axis == Axis::Rows) {
+          s.row_begin = e * rows + r.begin;
+          s.row_end = e * rows + r.end;
+        } else {
+          s.col_begin = r.begin;
+          s.col_end = r.end;
+        }
       }
+      const int64_t block = int64_t(ggml_block_elements(info->type));
+      if (s.col_begin % block != 0 || s.col_end % block != 0)
+        throw Error(file.path() + ": tensor '" + t.name + "' (" + std::string(ggml_type_name(info->type)) +
+                    ", blocks of " + std::to_string(block) + ") cannot be split at column " +
+                    std::to_string(s.col_begin % block ? s.col_begin : s.col_end) +
+                    "; use another rank count");
+      slices.push_back(s);
     }
-    const int64_t block = int64_t(ggml_block_elements(info->type));
-    if (s.col_begin % block != 0 || s.col_end % block != 0)
-      throw Error(file.path() + ": tensor '" + t.name + "' (" + std::string(ggml_type_name(info->type)) +
-                  ", blocks of " + std::to_string(block) + ") cannot be split at column " +
-                  std::to_string(s.col_begin % block ? s.col_begin : s.col_end) +
-                  "; use another rank count");
-    slices.push_back(s);
   }
   return slices;
 }
@@ -55,7 +60,7 @@ void MappedSliceSource::read(const TensorSlice& s, uint8_t* dst) {
       std::memcpy(dst + size_t(r) * row_bytes,
                   src + size_t(s.row_begin + r) * src_row_bytes + col_offset, row_bytes);
   }
-  file_.drop_pages(*s.tensor);
+  if (!s.spec->per_expert() || s.expert + 1 == s.tensor->ne[2]) file_.drop_pages(*s.tensor);
 }
 
 }  // namespace r1pi

@@ -17,6 +17,7 @@ struct TensorSlice {
   const GgufTensorInfo* tensor = nullptr;
   const TensorSpec* spec = nullptr;  // its row of the architecture's tensor table
   uint32_t layer = 0;                // for per-layer tensors
+  uint32_t expert = 0;               // for per-expert tensors: rows are the tensor's (expert, row)
   int64_t row_begin = 0, row_end = 0;
   int64_t col_begin = 0, col_end = 0;
 
@@ -27,8 +28,8 @@ struct TensorSlice {
 
 // Every slice a shard holds, from the architecture's tensor table (tensors the configuration
 // reads, such as rope_freqs, and an absent tied output are left out), in a fixed order: the
-// table's, global tensors once and per-layer ones for each layer in turn (the order the root
-// sends them with --weights-from-root). Throws r1pi::Error naming the file when a tensor is
+// table's, global tensors once and per-layer ones for each layer in turn, a per-expert tensor as
+// one slice per expert in expert order (the order the root sends them with --weights-from-root). Throws r1pi::Error naming the file when a tensor is
 // missing or a column split falls inside a block.
 std::vector<TensorSlice> plan_slices(const GgufFile& file, const ModelConfig& config,
                                      const Shard& shard);
@@ -40,7 +41,8 @@ class SliceSource {
   virtual void read(const TensorSlice& slice, uint8_t* dst) = 0;
 };
 
-// Reads from the mapped file, dropping each tensor's pages once its slice is copied.
+// Reads from the mapped file, dropping each tensor's pages once its slice (its last expert's) is
+// copied.
 class MappedSliceSource final : public SliceSource {
  public:
   explicit MappedSliceSource(const GgufFile& file) : file_(file) {}

@@ -26,7 +26,19 @@ std::vector<HyperParam> transformer_params() {
   };
 }
 
-std::vector<TensorSpec> decoder_tensors(const std::vector<TensorSpec>& attention_parts) {
+std::vector<TensorSpec> dense_ffn_tensors() {
+  using D = Dim;
+  using U = Unit;
+  using L = LayerWeights;
+  return {
+      {"ffn_gate.weight",    D::Embd,     D::Ffn,      rows_by(U::FfnUnits),   &L::w1},
+      {"ffn_up.weight",      D::Embd,     D::Ffn,      rows_by(U::FfnUnits),   &L::w3},
+      {"ffn_down.weight",    D::Ffn,      D::Embd,     cols_by(U::FfnUnits),   &L::w2},
+  };
+}
+
+std::vector<TensorSpec> decoder_tensors(const std::vector<TensorSpec>& attention_parts,
+                                        const std::vector<TensorSpec>& ffn) {
   using D = Dim;
   using U = Unit;
   using LW = ModelWeights;
@@ -45,9 +57,9 @@ std::vector<TensorSpec> decoder_tensors(const std::vector<TensorSpec>& attention
   t.insert(t.end(), {
       {"attn_output.weight", D::QueryDim, D::Embd,     cols_by(U::QueryHeads), &L::wo},
       {"ffn_norm.weight",    D::Embd,     D::One,      kReplicated,            &L::ffn_norm},
-      {"ffn_gate.weight",    D::Embd,     D::Ffn,      rows_by(U::FfnUnits),   &L::w1},
-      {"ffn_up.weight",      D::Embd,     D::Ffn,      rows_by(U::FfnUnits),   &L::w3},
-      {"ffn_down.weight",    D::Ffn,      D::Embd,     cols_by(U::FfnUnits),   &L::w2},
+  });
+  t.insert(t.end(), ffn.begin(), ffn.end());
+  t.insert(t.end(), {
       {"output_norm.weight", D::Embd,     D::One,      kReplicated,            &LW::output_norm},
       {"output.weight",      D::Embd,     D::Vocab,    rows_by(U::VocabRows),  &LW::output,
        Presence::ElseTokenEmbd},

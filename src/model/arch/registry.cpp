@@ -5,7 +5,7 @@ namespace r1pi {
 
 const std::vector<const Architecture*>& architectures() {
   static const std::vector<const Architecture*> all = {&llama_architecture(), &qwen2_architecture(),
-                                                      &qwen3_architecture()};
+                                                      &qwen3_architecture(), &qwen3moe_architecture()};
   return all;
 }
 
