@@ -65,6 +65,13 @@ void matmul(const Matrix& w, LinearInput& x, float* out, ThreadPool& pool, const
 }
 
 void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool, const Kernels& backend) {
+  std::vector<InputProduct> each;
+  each.reserve(products.size());
+  for (const Product& p : products) each.push_back({&p.w, &x, p.out});
+  matmul_inputs(each, pool, backend);
+}
+
+void matmul_inputs(const std::vector<InputProduct>& products, ThreadPool& pool, const Kernels& backend) {
   struct Job {
     MatmulArgs args;
     void (*kernel)(const MatmulArgs&);
@@ -74,8 +81,9 @@ void matmul_each(std::initializer_list<Product> products, LinearInput& x, Thread
   std::vector<Job> jobs;
   jobs.reserve(products.size());
   int64_t total_rows = 0;
-  for (const Product& p : products) {
-    const Matrix& w = p.w;
+  for (const InputProduct& p : products) {
+    const Matrix& w = *p.w;
+    LinearInput& x = *p.x;
     if (w.cols != x.cols())
       throw Error("matmul: weight rows of " + std::to_string(w.cols) + " against input of " +
                   std::to_string(x.cols()));

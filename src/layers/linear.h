@@ -65,6 +65,15 @@ struct Product {
 void matmul_each(std::initializer_list<Product> products, LinearInput& x, ThreadPool& pool,
                  const Kernels& kern = kernels());
 
+// Products of separate inputs (a mixture of experts: each chosen expert's matrices on the tokens
+// that chose it), each as matmul computes it, in one pass of the thread pool.
+struct InputProduct {
+  const Matrix* w;
+  LinearInput* x;
+  float* out;
+};
+void matmul_inputs(const std::vector<InputProduct>& products, ThreadPool& pool, const Kernels& kern = kernels());
+
 // The shortest chunk of rows the thread pool hands out for `rows` rows in all (bench_kernels
 // measures with it).
 int64_t matmul_min_chunk(int64_t rows, int threads);

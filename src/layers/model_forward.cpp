@@ -1,5 +1,6 @@
 #include "layers/model_forward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -164,17 +165,124 @@ void ModelForward::attention_block(uint32_t l, const LayerWeights& L, const Batc
   add_to_residual(batch, "the attention output (wo) of layer " + std::to_string(l));
 }
 
-// x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x).
+// x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x); in a layer with experts, x += their mixture.
 void ModelForward::ffn_block(uint32_t l, const LayerWeights& L, const Batch& batch) {
   const int B = batch.size();
   const int64_t dim = config_.dim, ffn = shard_.ffn.size();
   for (int b = 0; b < B; ++b) kern_.rmsnorm(&xb_[b * dim], &x_[b * dim], L.ffn_norm.data(), dim, config_.rms_eps);
   in_.set(xb_.data(), B, dim, "the FFN input (ffn_norm's output)");
+  if (L.has_experts()) {
+    moe_ffn(l, L, batch);
+    add_to_residual(batch, "the experts' output (ffn_down_exps) of layer " + std::to_string(l));
+    return;
+  }
   matmul_each({{L.w1, gate_.data()}, {L.w3, up_.data()}}, in_, pool_, kern_);
   for (int b = 0; b < B; ++b) kern_.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
   in_.set(gate_.data(), B, ffn, "the FFN's gated activations (w2's input)");
   matmul(L.w2, in_, delta_.data(), pool_, kern_);
   add_to_residual(batch, "the FFN output (w2) of layer " + std::to_string(l));
+}
+
+// The router's logits (whole on every rank, so every rank picks the same experts) and each token's
+// choice (moe_routing.h); then every chosen expert once for all the tokens that chose it (grouped
+// by expert, experts in index order, tokens in batch order: each expert's weights are read once
+// per forward) on this rank's units of it; then each token's sum of its experts' outputs times
+// their weights, in the order of its choices. So no element depends on the batch: the grouped
+// matmuls give each (row, token) element the bytes it has in any batch, and the sums are per token.
+void ModelForward::moe_ffn(uint32_t l, const LayerWeights& L, const Batch& batch) {
+  const int B = batch.size(), E = int(config_.n_experts), k = int(config_.n_experts_used);
+  const int64_t dim = config_.dim;
+  router_.resize(size_t(B) * E);
+  matmul(L.router, in_, router_.data(), pool_, kern_);
+  // The same values on every rank: a bad router stops every rank with this one message.
+  check_finite(router_.data(), router_.size(), size_t(E), batch.positions,
+               "the router output (ffn_gate_inp) of layer " + std::to_string(l));
+  choices_.resize(size_t(B) * k);
+  for (int b = 0; b < B; ++b) choose_experts(&router_[size_t(b) * E], E, k, &choices_[size_t(b) * k], kern_);
+
+  // The rows of the (token, choice) pairs whose expert this rank holds units of, expert by expert.
+  const std::vector<Range>& held = shard_.expert_units;
+  std::vector<int> first(size_t(E) + 1, 0);
+  for (const ExpertChoice& c : choices_)
+    if (held[c.expert].size() > 0) ++first[c.expert + 1];
+  for (int e = 0; e < E; ++e) first[size_t(e) + 1] += first[size_t(e)];
+  const int rows = first[size_t(E)];
+  std::vector<int> next(first.begin(), first.end() - 1);
+  std::vector<int> token_of_row(static_cast<size_t>(rows));
+  choice_row_.assign(choices_.size(), -1);
+  moe_x_.resize(size_t(rows) * dim);
+  for (size_t p = 0; p < choices_.size(); ++p) {
+    const uint32_t e = choices_[p].expert;
+    if (held[e].size() == 0) continue;
+    const int row = next[e]++;
+    choice_row_[p] = row;
+    token_of_row[size_t(row)] = int(p) / k;
+    std::memcpy(&moe_x_[size_t(row) * dim], &xb_[(p / size_t(k)) * dim], size_t(dim) * sizeof(float));
+  }
+
+  // Each chosen expert's gate and up on its tokens, all in one pass of the pool; a Q8_0 input out of
+  // range shows in xb's own quantisation first, where its row is the batch's.
+  struct Group {
+    int expert, row0, n, units;
+    size_t hidden;  // its n x units gated activations' offset in moe_gate_ / moe_up_
+  };
+  std::vector<Group> groups;
+  size_t hidden = 0;
+  for (int e = 0; e < E; ++e) {
+    const int n = first[size_t(e) + 1] - first[size_t(e)];
+    if (n == 0) continue;
+    groups.push_back({e, first[size_t(e)], n, int(held[size_t(e)].size()), hidden});
+    hidden += size_t(n) * held[size_t(e)].size();
+  }
+  moe_gate_.resize(hidden);
+  moe_up_.resize(hidden);
+  moe_y_.resize(size_t(rows) * dim);
+  expert_in_.resize(groups.size());
+  expert_hidden_.resize(groups.size());
+  if (activation_type(L.gate_exps[0].type) == GgmlType::Q8_0 || activation_type(L.up_exps[0].type) == GgmlType::Q8_0)
+    in_.ensure_q8_0(pool_, kern_);
+  std::vector<InputProduct> products;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Group& G = groups[g];
+    expert_in_[g].set(&moe_x_[size_t(G.row0) * dim], G.n, dim, "the FFN input (ffn_norm's output)");
+    products.push_back({&L.gate_exps[size_t(G.expert)], &expert_in_[g], &moe_gate_[G.hidden]});
+    products.push_back({&L.up_exps[size_t(G.expert)], &expert_in_[g], &moe_up_[G.hidden]});
+  }
+  matmul_inputs(products, pool_, kern_);
+
+  // silu(gate) * up, then each expert's down on its tokens' activations, in one pass again.
+  products.clear();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Group& G = groups[g];
+    for (int r = 0; r < G.n; ++r) {
+      const size_t at = G.hidden + size_t(r) * size_t(G.units);
+      kern_.silu_mul(&moe_gate_[at], &moe_up_[at], G.units);
+    }
+    const Matrix& down = L.down_exps[size_t(G.expert)];
+    expert_hidden_[g].set(&moe_gate_[G.hidden], G.n, G.units, "the experts' gated activations (ffn_down_exps' input)");
+    // Quantised here rather than inside the matmul, so that an out-of-range row names its token.
+    if (activation_type(down.type) == GgmlType::Q8_0) {
+      try {
+        expert_hidden_[g].ensure_q8_0(pool_, kern_);
+      } catch (const ActivationRangeError& err) {
+        throw ActivationRangeError(err.what(), token_of_row[size_t(G.row0 + err.row)]);
+      }
+    }
+    products.push_back({&down, &expert_hidden_[g], &moe_y_[size_t(G.row0) * dim]});
+  }
+  matmul_inputs(products, pool_, kern_);
+
+  for (int b = 0; b < B; ++b) {
+    float* d = &delta_[size_t(b) * dim];
+    std::fill(d, d + dim, 0.0f);
+    for (int i = 0; i < k; ++i) {
+      const int row = choice_row_[size_t(b) * k + i];
+      if (row < 0) continue;  // this rank holds none of that expert's units
+      const float w = choices_[size_t(b) * k + i].weight;
+      const float* y = &moe_y_[size_t(row) * dim];
+      for (int64_t j = 0; j < dim; ++j) d[j] += w * y[j];
+    }
+  }
 }
 
 // y += bias (the local heads' part); nothing when the layer has no bias.

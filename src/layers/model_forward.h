@@ -9,6 +9,7 @@
 #include "layers/batch.h"
 #include "layers/kv_cache.h"
 #include "layers/linear.h"
+#include "layers/moe_routing.h"
 #include "layers/rope_table.h"
 #include "layers/shard_sync.h"
 #include "model/model_config.h"
@@ -56,6 +57,8 @@ class ModelForward {
   // x += the block's output (the ranks' partial sums combined), checked finite first.
   void attention_block(uint32_t layer, const LayerWeights& L, const Batch& batch, const std::vector<BatchRun>& runs);
   void ffn_block(uint32_t layer, const LayerWeights& L, const Batch& batch);
+  // delta_ = this rank's part of the mixture of experts' output for xb_ (in_), B tokens.
+  void moe_ffn(uint32_t layer, const LayerWeights& L, const Batch& batch);
   void add_to_residual(const Batch& batch, const std::string& what);
   static void add_bias(float* y, const std::vector<float>& bias);
   void norm_heads(float* x, int n_heads, const std::vector<float>& w) const;
@@ -72,6 +75,12 @@ class ModelForward {
   // Scratch for B tokens, resized on demand.
   std::vector<float> x_, xb_, query_, key_, value_, att_, delta_, gate_, up_, logits_;
   LinearInput in_;
+  // Mixture of experts: router outputs, each token's chosen experts, and the (token, choice)
+  // pairs grouped by expert: their rows of the inputs, gated activations and outputs.
+  std::vector<float> router_, moe_x_, moe_gate_, moe_up_, moe_y_;
+  std::vector<ExpertChoice> choices_;
+  std::vector<int> choice_row_;      // per (token, choice): its row in moe_x_ / moe_y_, -1: none here
+  std::vector<LinearInput> expert_in_, expert_hidden_;
   LayerObserver observer_;
 };
 

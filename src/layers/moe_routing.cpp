@@ -1,0 +1,28 @@
+#include "layers/moe_routing.h"
+
+#include <algorithm>
+
+namespace r1pi {
+
+void choose_experts(float* probs, int n_experts, int k, ExpertChoice* chosen, const Kernels& kern) {
+  kern.softmax(probs, n_experts);
+  for (int i = 0; i < k; ++i) {
+    // The first expert not chosen yet, then any later one strictly more probable: equal
+    // probabilities go to the lower index (and NaN, which compares false, never displaces one).
+    auto taken = [&](int e) {
+      for (int j = 0; j < i; ++j)
+        if (chosen[j].expert == uint32_t(e)) return true;
+      return false;
+    };
+    int best = -1;
+    for (int e = 0; e < n_experts; ++e)
+      if (!taken(e) && (best < 0 || probs[e] > probs[best])) best = e;
+    chosen[i] = {uint32_t(best), probs[best]};
+  }
+  float sum = 0.0f;
+  for (int i = 0; i < k; ++i) sum += chosen[i].weight;
+  sum = std::max(sum, kMinExpertWeightSum);
+  for (int i = 0; i < k; ++i) chosen[i].weight /= sum;
+}
+
+}  // namespace r1pi
