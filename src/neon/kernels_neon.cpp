@@ -16,7 +16,9 @@
 // This file holds the two tables; their kernels are split by concern, as x86's are, into headers
 // that only this file includes (the two tables and what they point at stay one translation unit):
 //   kernels_neon_shared.h    helpers, float row elements, the rows x tokens tiling of the products
-//   kernels_neon_quant.h     the quantised products, templates over the lane sums
+//   kernels_neon_quant.h     the quantised products of 32-element blocks, templates over the
+//                            lane sums
+//   kernels_neon_super_block.h  those of 256-element super-blocks (the K-quants, IQ4_XS)
 //   kernels_neon_float.h     the float products
 //   kernels_neon_ops.h       the Q8_0 quantiser and the float ops
 //   kernels_neon_weighted.h  attention's weighted sums
@@ -36,6 +38,7 @@
 #include "neon/kernels_neon_ops.h"
 #include "neon/kernels_neon_quant.h"
 #include "neon/kernels_neon_shared.h"
+#include "neon/kernels_neon_super_block.h"
 #include "neon/kernels_neon_weighted.h"
 
 namespace r1pi {
@@ -50,13 +53,19 @@ constexpr Kernels make_table(const char* name) {
       .types = by_type({
           {GgmlType::F32, entries<FloatOps<F32W>>()},
           {GgmlType::F16, entries<FloatOps<F16W>>()},
+          {GgmlType::BF16, entries<FloatOps<BF16W>>()},
           {GgmlType::Q4_0, entries<QuantOps<Dot, Q4_0W>>()},
           {GgmlType::Q8_0, entries<QuantOps<Dot, Q8_0W>>()},
+          {GgmlType::Q4_1, entries<QuantOps<Dot, Q4_1W>>()},
           {GgmlType::Q5_0, entries<QuantOps<Dot, Q5_0W>>()},
+          {GgmlType::Q5_1, entries<QuantOps<Dot, Q5_1W>>()},
           {GgmlType::IQ4_NL, entries<QuantOps<Dot, Iq4NlW>>()},
-          {GgmlType::Q6_K, entries<Q6KOps<Dot>>()},
-          {GgmlType::Q4_K, entries<MinTermOps<Dot, block_q4_K, unpack_q4_K_neon>>()},
-          {GgmlType::Q5_K, entries<MinTermOps<Dot, block_q5_K, unpack_q5_K_neon>>()},
+          {GgmlType::Q6_K, entries<SuperBlockOps<Dot, Q6_KW>>()},
+          {GgmlType::Q4_K, entries<SuperBlockOps<Dot, Q4_KW>>()},
+          {GgmlType::Q5_K, entries<SuperBlockOps<Dot, Q5_KW>>()},
+          {GgmlType::IQ4_XS, entries<SuperBlockOps<Dot, Iq4XsW>>()},
+          {GgmlType::Q3_K, entries<SuperBlockOps<Dot, Q3_KW>>()},
+          {GgmlType::Q2_K, entries<SuperBlockOps<Dot, Q2_KW>>()},
       }),
       .vec_dot_f32 = vec_dot_f32,
       .rmsnorm = rmsnorm,

@@ -1,4 +1,4 @@
-// The float products of the NEON backends (F32 and F16 weights, F32 activations): an R weight
+// The float products of the NEON backends (F32, F16 and BF16 weights, F32 activations): an R weight
 // rows x T tokens tile of the recipe (kernels.h) for the tiling of kernels_neon_shared.h, and
 // vec_dot_f32, which rmsnorm and attention use too. Included by kernels_neon.cpp only.
 #pragma once
@@ -7,10 +7,18 @@
 
 #include <cmath>
 
+#include "ggml/bf16.h"
 #include "neon/kernels_neon_shared.h"
 
 namespace r1pi {
 namespace {
+
+// BF16 weights: the top half of a float, so widening is a shift by 16 (exact, as bf16_to_fp32).
+struct BF16W {
+  using Elem = uint16_t;
+  static float32x4_t load4(const uint16_t* p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+  static float one(const uint16_t* p) { return bf16_to_fp32(*p); }
+};
 
 // ---- float dot products: R weight rows x T tokens -----------------------------------------
 
