@@ -3,6 +3,7 @@
 // follow a long batch. No MPI needed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "runtime/mpi/control_message.h"
@@ -99,6 +100,19 @@ TEST(ControlMessage, PickModesAreChecked) {
   m.entries[3].pick = PickMode(7);
   m.seal();
   EXPECT_EQ(problem(m), "unknown pick mode (token 3 of the batch)");
+}
+
+TEST(ControlMessage, PenaltiesAreChecked) {
+  ControlMessage m = forward(10, 5);
+  m.entries[4].penalties = {1.3f, -1, 0.5f, -0.5f};
+  m.seal();
+  EXPECT_EQ(problem(m), "");
+  m.entries[4].penalties = {1.3f, kCtx + 1, 0.5f, 0.0f};
+  m.seal();
+  EXPECT_EQ(problem(m), "penalty window of 513 tokens outside -1..512 (token 4 of the batch)");
+  m.entries[4].penalties = {1.3f, 64, std::nanf(""), 0.0f};
+  m.seal();
+  EXPECT_EQ(problem(m), "a penalty that is not a number (token 4 of the batch)");
 }
 
 // A receiver sizes the second broadcast from n_extra_entries(), and only after problem() accepted

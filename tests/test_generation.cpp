@@ -525,6 +525,29 @@ TEST(Cli, MinPIsExactWithSpeculation) {
   EXPECT_NE(sha256_line(test::run_command(run).output), plain);
 }
 
+// The repetition penalties change greedy and sampled tokens (another sha256 than without them)
+// and give the same tokens with other threads and batch sizes and when the positions are verified
+// in speculative batches (each verification row's history holds the draft before it).
+TEST(Cli, RepetitionPenaltiesAreExactWithSpeculation) {
+  const std::string penalties = " --repeat-penalty 1.5 --repeat-last-n 16 --frequency-penalty 0.5 --presence-penalty 0.25";
+  const std::string flat = test::scratch_dir("cli-penalties") + "/flat.txt";
+  std::ofstream(flat) << "1 1\n2 1\n3 1\n4 1\n5 1\n6 1\n7 1\n8 1\n9 1\n";
+  for (const char* sampling : {" --temp 0", " --temp 1.5 --seed 9"}) {
+    const std::string run = r1pi() + " -m " + tiny_model() + " -p 'the the the the the the' -n 40" + sampling;
+    const std::string plain = sha256_line(test::run_command(run + penalties + " -t 1").output);
+    ASSERT_NE(plain, "") << sampling;
+    EXPECT_NE(sha256_line(test::run_command(run + " -t 1").output), plain) << sampling;
+    EXPECT_EQ(sha256_line(test::run_command(run + penalties + " -t 2 -b 3").output), plain) << sampling;
+    const test::CommandResult spec = test::run_command(run + penalties + " -t 1 --spec --spec-cost " + flat);
+    EXPECT_EQ(sha256_line(spec.output), plain) << sampling << spec.output;
+    EXPECT_NE(spec.output.find("spec: drafted"), std::string::npos) << spec.output;
+  }
+  expect_error("-m " + tiny_model() + " -p hi --repeat-penalty 0", "--repeat-penalty");
+  expect_error("-m " + tiny_model() + " -p hi --frequency-penalty 3", "--frequency-penalty");
+  expect_error("-m " + tiny_model() + " -p hi --presence-penalty nan", "--presence-penalty");
+  expect_error("-m " + tiny_model() + " -p hi --repeat-last-n -2", "--repeat-last-n");
+}
+
 // The chat's prompt size for a line (its /stats line) with Qwen3's template and --reasoning as
 // given ("": the default, on); off ends the prompt with the empty think block, 19 tokens in the
 // tiny model's byte vocabulary.

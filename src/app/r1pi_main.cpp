@@ -63,6 +63,11 @@ void check_options(r1pi::RunOptions& o) {
   if (!std::isfinite(o.sampler.temperature)) throw r1pi::Error("--temp must be a number from 0 to 100");
   if (!std::isfinite(o.sampler.top_p)) throw r1pi::Error("--top-p must be a number from 0 to 1");
   if (!std::isfinite(o.sampler.min_p)) throw r1pi::Error("--min-p must be a number from 0 to 1");
+  const r1pi::PenaltyParams& p = o.sampler.penalties;
+  if (!std::isfinite(p.repeat) || p.repeat == 0.0f)
+    throw r1pi::Error("--repeat-penalty must be a number above 0, at most 10 (1: off)");
+  if (!std::isfinite(p.frequency)) throw r1pi::Error("--frequency-penalty must be a number from -2 to 2");
+  if (!std::isfinite(p.presence)) throw r1pi::Error("--presence-penalty must be a number from -2 to 2");
   if (!std::isfinite(o.rank_timeout)) throw r1pi::Error("--rank-timeout must be a number of seconds");
   const int cores = int(std::thread::hardware_concurrency());
   if (cores > 0 && o.threads > cores) {
@@ -145,6 +150,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--min-p", o.sampler.min_p, "keep tokens at least this share of the top one's probability (0: off)")
       ->check(CLI::Range(0.0f, 1.0f));
+  auto* penalties = "repetition penalties (llama.cpp's; on the last --repeat-last-n tokens, prompt included)";
+  app.add_option("--repeat-penalty", o.sampler.penalties.repeat, "divide a repeated token's logit by this (1: off)")
+      ->check(CLI::Range(0.0f, 10.0f))->group(penalties);
+  app.add_option("--repeat-last-n", o.sampler.penalties.last_n, "the tokens the penalties look at (0: off, -1: all)")
+      ->check(CLI::Range(-1, 1 << 24))->group(penalties);
+  app.add_option("--frequency-penalty", o.sampler.penalties.frequency,
+                 "lower a token's logit by this per occurrence (0: off)")
+      ->check(CLI::Range(-2.0f, 2.0f))->group(penalties);
+  app.add_option("--presence-penalty", o.sampler.penalties.presence, "lower a token's logit by this if it occurs (0: off)")
+      ->check(CLI::Range(-2.0f, 2.0f))->group(penalties);
   app.add_option("--seed", seed, "sampling seed, 0 to 2^64-1 (-1: random)");
   app.add_option("-t,--threads", o.threads, "compute threads per rank (default: the cores available)")
       ->check(CLI::Range(1, 1024));

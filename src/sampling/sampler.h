@@ -1,5 +1,6 @@
 // Picks the next token from logits: greedy at temperature 0, else top-k, then temperature, top-p
-// (nucleus) and min-p over the kept candidates. A sampled pick is a pure function of (logits, seed, position):
+// (nucleus) and min-p over the kept candidates. The repetition penalties (penalties.h) change the
+// logits before either; the token source applies them, as it holds each sequence's history. A sampled pick is a pure function of (logits, seed, position):
 // its random number is the position-th output of a splitmix64 stream seeded with the seed, not the
 // next number of a running stream. So a token chosen at position p is the same whether the
 // positions before it were decoded one by one or verified together in a speculative batch.
@@ -9,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sampling/penalties.h"
+
 namespace r1pi {
 
 struct SamplerParams {
@@ -17,6 +20,7 @@ struct SamplerParams {
   float top_p = 0.95f;       // 1: off
   uint64_t seed = 0;
   float min_p = 0.0f;        // 0: off; else keep tokens at least min_p times the top token's probability
+  PenaltyParams penalties{};  // applied to the logits first (off by default)
 };
 
 struct Candidate {

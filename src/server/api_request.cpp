@@ -127,6 +127,15 @@ ApiRequest parse_api_request(Endpoint endpoint, std::string_view text, const Sam
   if (has(body, "top_p")) r.sampler.top_p = float(number_in(body, "top_p", 0, 1));
   if (has(body, "min_p")) r.sampler.min_p = float(number_in(body, "min_p", 0, 1));
   if (has(body, "top_k")) r.sampler.top_k = int(integer_in(body, "top_k", 0, 1 << 30));
+  // The repetition penalties: OpenAI's two (its range) and llama-server's two.
+  PenaltyParams& penalties = r.sampler.penalties;
+  if (has(body, "frequency_penalty")) penalties.frequency = float(number_in(body, "frequency_penalty", -2, 2));
+  if (has(body, "presence_penalty")) penalties.presence = float(number_in(body, "presence_penalty", -2, 2));
+  if (has(body, "repeat_penalty")) {
+    penalties.repeat = float(number_in(body, "repeat_penalty", 0, 10));
+    if (penalties.repeat == 0.0f) bad("'repeat_penalty' must be above 0 (1: off)");
+  }
+  if (has(body, "repeat_last_n")) penalties.last_n = int32_t(integer_in(body, "repeat_last_n", -1, 1 << 24));
   if (has(body, "seed")) {
     const json& seed = body["seed"];
     if (seed.is_number_unsigned()) r.sampler.seed = seed.get<uint64_t>();

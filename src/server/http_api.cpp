@@ -225,6 +225,11 @@ json props_json(const ApiContext& c) {
       {"temperature", decimal(s.temperature)},
       {"top_k", s.top_k},
       {"top_p", decimal(s.top_p)},
+      {"min_p", decimal(s.min_p)},
+      {"repeat_penalty", decimal(s.penalties.repeat)},
+      {"repeat_last_n", s.penalties.last_n},
+      {"frequency_penalty", decimal(s.penalties.frequency)},
+      {"presence_penalty", decimal(s.penalties.presence)},
       {"reasoning_format", c.options.split_reasoning ? "deepseek" : "none"},
   };
   json props = {

@@ -4,10 +4,12 @@
 #     is drafted and verified), also with -t 2 and another batch size, and with the curve measured
 #     at start-up (the default);
 #   - sampled (--temp 1.5, --seed 42, --top-k 40 and --top-k 0): --no-spec against --spec, flat;
+#   - with the repetition penalties, greedy and sampled: --no-spec against --spec, flat;
 #   - the runs that speculate print a spec: line with drafts (and with --timings a line per step
 #     whose drafts add up to it), and with --check-ranks every rank
 #     held the same hidden states after every layer of every forward, verifications included.
-#   Under a sanitizer (lib.sh's every_configuration) the sampled runs take top-k 0 only.
+#   Under a sanitizer (lib.sh's every_configuration) the sampled runs take top-k 0 only, and the
+#   penalised ones are sampled only.
 # MODEL: a file in $R1PI_MPI_MODELS, or a path.
 source "$(dirname "$0")/lib.sh"
 model=${1:?usage: speculative.sh MODEL NP}
@@ -54,5 +56,18 @@ for k in "${ks[@]}"; do
   [ -n "$sha" ] || continue
   [ "$sha" != "$ref" ] || fail "sampled-k$k gave the greedy tokens (sampling not in effect?)"
   same "$sha" "sampled-k$k-spec" "${sopts[@]}" "${flat[@]}" -b 5 -t 1
+done
+# The repetition penalties: each rank penalises its own vocabulary rows by the row's history
+# (verification rows too), greedy and sampled, so --spec still gives plain decoding's tokens.
+penalties=(--repeat-penalty 1.5 --repeat-last-n 16 --frequency-penalty 0.5 --presence-penalty 0.25)
+kinds=(greedy sampled)
+every_configuration || kinds=(sampled)  # under a sanitizer: the gathered candidates' path
+for kind in "${kinds[@]}"; do
+  sopts=(--temp 0)
+  [ "$kind" = greedy ] || sopts=(--temp 1.5 --top-k 40 --top-p 1 --seed 42)
+  run "penalised-$kind-plain" "${sopts[@]}" "${penalties[@]}" --no-spec -t 1
+  [ -n "$sha" ] || continue
+  [ "$kind" != greedy ] || [ "$sha" != "$ref" ] || fail "the penalties did not change the greedy tokens"
+  same "$sha" "penalised-$kind-spec" "${sopts[@]}" "${penalties[@]}" "${flat[@]}" -b 5 -t 2
 done
 finish

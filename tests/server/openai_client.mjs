@@ -150,6 +150,14 @@ await check("a seed reproduces the sampled text, and the CLI's with the same see
   assert.equal(a.choices[0].text, await cli("The little dog", 20, ["--temp", "0.9", "--top-p", "0.95", "--top-k", "40", "--seed", "42"]));
 });
 
+await check("the repetition penalties give the CLI's text with the same flags", async () => {
+  const body = { prompt: "Once upon a time", max_tokens: 20, temperature: 0, frequency_penalty: 0.5, presence_penalty: 0.25,
+                 repeat_penalty: 1.5, repeat_last_n: 16 };
+  const penalised = (await warm.completions.create(body)).choices[0].text;
+  assert.equal(penalised, await cli("Once upon a time", 20, ["--temp", "0", "--frequency-penalty", "0.5", "--presence-penalty",
+                                                           "0.25", "--repeat-penalty", "1.5", "--repeat-last-n", "16"]));
+});
+
 await check("stop strings cut the text, also across tokens and when streamed", async () => {
   const full = (await warm.completions.create({ prompt: "Once upon a time", max_tokens: 24, temperature: 0 })).choices[0].text;
   assert.ok(full.length >= 12, "enough text to cut: " + JSON.stringify(full));

@@ -241,6 +241,11 @@ TEST(ApiRequest, RefusesWhatOpenAIRefuses) {
   EXPECT_EQ(status_of(chat, ok + R"(, "temperature": "hot"})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "top_p": 1.5})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "min_p": -0.1})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "frequency_penalty": 2.5})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "presence_penalty": -3})"), 400);
+  EXPECT_EQ(status_of(chat, ok + R"(, "repeat_penalty": 0})", &message), 400);
+  EXPECT_EQ(message, "'repeat_penalty' must be above 0 (1: off)");
+  EXPECT_EQ(status_of(chat, ok + R"(, "repeat_last_n": -2})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "max_tokens": 0})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "max_tokens": 2.5})"), 400);
   EXPECT_EQ(status_of(chat, ok + R"(, "stop": [1]})"), 400);
@@ -257,6 +262,7 @@ TEST(ApiRequest, ReadsTheFields) {
       R"({"messages": [{"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
                        {"role": "user", "content": "q"}],
           "max_completion_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "seed": 42, "min_p": 0.05,
+          "repeat_penalty": 1.25, "repeat_last_n": -1, "frequency_penalty": -0.5, "presence_penalty": 2,
           "stop": "END", "stream": true, "stream_options": {"include_usage": true}})",
       SamplerParams{});
   ASSERT_EQ(r.messages.size(), 2u);
@@ -267,6 +273,7 @@ TEST(ApiRequest, ReadsTheFields) {
   EXPECT_EQ(r.sampler.top_k, 3);
   EXPECT_EQ(r.sampler.min_p, 0.05f);
   EXPECT_EQ(r.sampler.seed, 42u);
+  EXPECT_EQ(r.sampler.penalties, (PenaltyParams{1.25f, -1, -0.5f, 2.0f}));
   EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);

@@ -332,6 +332,7 @@ TEST(ServerHttp, PropsShowTheServersDefaults) {
   o.chat.generation.sampler.temperature = 0.3f;  // --temp 0.3 (R1's template would make it 0.6 unsaid)
   o.chat.temperature_given = true;
   o.chat.generation.sampler.top_k = 7;
+  o.chat.generation.sampler.penalties = {1.25f, 32, 0.5f, 0.0f};
   o.chat.generation.n_predict = 64;
   ScriptedServer server(script(false), o);
   httplib::Client cli = server.client();
@@ -346,6 +347,10 @@ TEST(ServerHttp, PropsShowTheServersDefaults) {
   EXPECT_EQ(settings["params"]["temperature"], 0.3);
   EXPECT_EQ(settings["params"]["top_p"], 0.95);  // R1's recommendation, not given
   EXPECT_EQ(settings["params"]["top_k"], 7);
+  EXPECT_EQ(settings["params"]["repeat_penalty"], 1.25);
+  EXPECT_EQ(settings["params"]["repeat_last_n"], 32);
+  EXPECT_EQ(settings["params"]["frequency_penalty"], 0.5);
+  EXPECT_EQ(settings["params"]["presence_penalty"], 0.0);
   EXPECT_EQ(settings["params"]["n_predict"], 64);
   EXPECT_EQ(settings["params"]["max_tokens"], 64);
   EXPECT_EQ(settings["params"]["seed"], -1);

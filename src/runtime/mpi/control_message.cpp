@@ -1,6 +1,7 @@
 #include "runtime/mpi/control_message.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 
@@ -55,6 +56,11 @@ std::string entries_problem(const BatchEntry* entries, size_t n, int n_ctx, int6
       return "unknown pick mode" + where;
     if (e.pick == PickMode::TopK && (e.top_k < 1 || e.top_k > n_vocab))
       return "top_k " + std::to_string(e.top_k) + " outside 1.." + std::to_string(n_vocab) + where;
+    const PenaltyParams& p = e.penalties;
+    if (!std::isfinite(p.repeat) || !std::isfinite(p.frequency) || !std::isfinite(p.presence))
+      return "a penalty that is not a number" + where;
+    if (p.last_n < -1 || p.last_n > n_ctx)
+      return "penalty window of " + std::to_string(p.last_n) + " tokens outside -1.." + std::to_string(n_ctx) + where;
   }
   return "";
 }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sampling/penalties.h"
+
 namespace r1pi {
 
 enum class ControlOp : uint16_t {
@@ -23,7 +25,7 @@ enum class PickMode : uint8_t {
 };
 
 // One token of the batch: its sequence (KV cache slot), position and how the token after it is
-// picked. 16 bytes.
+// picked. 32 bytes.
 struct BatchEntry {
   int32_t token = 0;
   int32_t pos = 0;
@@ -31,11 +33,13 @@ struct BatchEntry {
   PickMode pick = PickMode::None;
   uint8_t reserved = 0;
   int32_t top_k = 0;  // TopK: the candidates each rank sends
+  // Greedy and TopK: the repetition penalties each rank applies to its rows first (off: the default).
+  PenaltyParams penalties{1.0f, 0, 0.0f, 0.0f};
 };
 
 struct ControlMessage {
   static constexpr uint32_t kMagic = 0x49503152;  // "R1PI"
-  static constexpr uint16_t kVersion = 4;         // 3: batches of sequences; 4: whole rows
+  static constexpr uint16_t kVersion = 5;         // 3: batches of sequences; 4: whole rows; 5: penalties
   static constexpr int kInlineEntries = 64;
 
   uint32_t magic = kMagic;
@@ -59,7 +63,8 @@ struct ControlMessage {
 };
 
 // Empty when each of the n entries has a token in the vocabulary, an existing slot, a position in
-// the context and a known pick mode (TopK with 1..n_vocab candidates); else the first problem.
+// the context, a known pick mode (TopK with 1..n_vocab candidates) and finite penalties over a
+// window within the context; else the first problem.
 // `first`: the index of entries[0] in the batch, for the message.
 std::string entries_problem(const BatchEntry* entries, size_t n, int n_ctx, int64_t n_vocab, int n_seqs,
                             size_t first = 0);

@@ -70,13 +70,32 @@ struct RowPick {
   PickMode mode;
   int top_k;
   int position;  // where the picked token goes: the entry's position + 1
+  int seq;
+  PenaltyParams penalties;
 };
 
 std::vector<RowPick> row_picks(const BatchEntry* entries, size_t n) {
   std::vector<RowPick> rows;
   for (size_t i = 0; i < n; ++i)
-    if (entries[i].pick != PickMode::None) rows.push_back({entries[i].pick, entries[i].top_k, entries[i].pos + 1});
+    if (entries[i].pick != PickMode::None)
+      rows.push_back({entries[i].pick, entries[i].top_k, entries[i].pos + 1, entries[i].seq, entries[i].penalties});
   return rows;
+}
+
+// The rows with their repetition penalties applied (each rank to its own slice: penalties.h), or
+// `logits` itself when no row has any. The slots hold the batch's tokens by now, so a row's
+// history is its slot up to and with its entry's token, verification rows included.
+const std::vector<float>& penalised(const std::vector<RowPick>& how, const std::vector<float>& logits, size_t V,
+                                    const Shard& shard, const KvCache& cache, std::vector<float>& copy) {
+  bool any = false;
+  for (const RowPick& r : how) any = any || (r.mode != PickMode::Row && r.penalties.active());
+  if (!any) return logits;
+  copy = logits;
+  for (size_t r = 0; r < how.size(); ++r)
+    if (how[r].mode != PickMode::Row && how[r].penalties.active())
+      apply_penalties(copy.data() + r * V, int64_t(V), int32_t(shard.vocab.begin), cache.tokens(how[r].seq).data(),
+                      size_t(how[r].position), how[r].penalties);
+  return copy;
 }
 
 // Greedy: the global argmax of each row by MPI_MAXLOC (largest value, ties to the lowest index:
@@ -183,11 +202,15 @@ std::vector<float> gather_rows(const std::vector<float>& logits, const std::vect
 // The picks of every row, greedy and sampled (on ranks other than 0, which draw nothing: samplers
 // is null there and the result empty). Rows that ask for the whole row are gathered into *rows_out
 // on rank 0 instead (a batch asks for picks or for rows, never both).
-std::vector<int32_t> pick(const std::vector<RowPick>& how, const std::vector<float>& logits, const Shard& shard,
-                          int n_ranks, const std::vector<const Sampler*>* samplers, int64_t n_vocab,
+std::vector<int32_t> pick(const std::vector<RowPick>& how, const std::vector<float>& model_logits,
+                          const ModelForward& model, int n_ranks, const std::vector<const Sampler*>* samplers,
                           bool root, std::vector<float>* rows_out = nullptr) {
   if (how.empty()) return {};
-  const size_t V = logits.size() / how.size();
+  const Shard& shard = model.shard();
+  const int64_t n_vocab = model.config().n_vocab;
+  const size_t V = model_logits.size() / how.size();
+  std::vector<float> copy;
+  const std::vector<float>& logits = penalised(how, model_logits, V, shard, model.cache(), copy);
   std::vector<size_t> greedy, sampled, whole;
   for (size_t r = 0; r < how.size(); ++r)
     (how[r].mode == PickMode::Greedy ? greedy : how[r].mode == PickMode::Row ? whole : sampled).push_back(r);
@@ -284,6 +307,10 @@ std::vector<int32_t> RootTokenSource::forward(const Batch& batch, const std::vec
     // (and the gather's int count from overflowing).
     const int top_k = s.params().top_k;
     if (!s.greedy()) e.top_k = top_k > 0 ? std::min(top_k, n_vocab) : n_vocab;
+    if (s.params().penalties.active()) {
+      e.penalties = s.params().penalties;
+      e.penalties.last_n = std::min(e.penalties.last_n, model_.n_ctx());  // no history is longer
+    }
   }
   return run(batch, entries, &samplers, nullptr);
 }
@@ -316,8 +343,8 @@ std::vector<int32_t> RootTokenSource::run(const Batch& batch, const std::vector<
 
   const std::vector<float>& logits = model_.forward(batch);
   const double t1 = now_seconds();
-  std::vector<int32_t> picks = pick(row_picks(entries.data(), entries.size()), logits, model_.shard(), world_.size(),
-                                    samplers, model_.config().n_vocab, true, rows);
+  std::vector<int32_t> picks = pick(row_picks(entries.data(), entries.size()), logits, model_, world_.size(),
+                                    samplers, true, rows);
   monitor_.end(B, bcast + (now_seconds() - t1));
   return picks;
 }
@@ -378,8 +405,7 @@ int run_worker(ModelForward& model, Q8_0Sync& sync, const MpiWorld& world, const
     for (const BatchEntry& e : entries) batch.add(e.token, e.seq, e.pos, e.pick != PickMode::None);
     const std::vector<float>& logits = model.forward(batch);
     const double t1 = now_seconds();
-    pick(row_picks(entries.data(), entries.size()), logits, model.shard(), world.size(), nullptr,
-         model.config().n_vocab, false);
+    pick(row_picks(entries.data(), entries.size()), logits, model, world.size(), nullptr, false);
     monitor.end(m.n_entries, now_seconds() - t1);
   }
 }
