@@ -62,13 +62,17 @@ std::vector<RandomTensor> plan_tensors(const ModelConfig& c, const MakeOptions& 
       continue;
     }
     const double fan_in = static_cast<double>(ne[0]);
-    double sigma = in_dim;                                        // input projections
-    if (spec.split.unit == Unit::None) sigma = 1.0;               // the embedding
+    // The experts' router: logits of spread ~1, so that the softmax keeps several experts in
+    // play; F32 whatever the type, as llama-quantize leaves ffn_gate_inp.
+    const bool router = spec.fills == WeightMember(&LayerWeights::router);
+    double sigma = in_dim;                                        // input projections, the router
+    if (spec.split.unit == Unit::None && !router) sigma = 1.0;    // the embedding
     else if (output) sigma = 3.0 * in_dim;                        // logits
     else if (spec.split.axis == Axis::Cols) sigma = residual / std::sqrt(fan_in);
-    const GgmlType chosen = o.mix ? mix_tensor_type(*o.mix, ti.name, ti.layer, c.n_layers, output,
-                                                    c.n_kv_heads ? c.n_heads / c.n_kv_heads : 1)
-                                  : output ? o.output_type : o.matrix_type;
+    const GgmlType chosen = router ? GgmlType::F32
+                            : o.mix ? mix_tensor_type(*o.mix, ti.name, ti.layer, c.n_layers, output,
+                                                      c.n_kv_heads ? c.n_heads / c.n_kv_heads : 1)
+                                    : output ? o.output_type : o.matrix_type;
     // Rows that do not hold whole blocks: llama-quantize's fallback type, where it has one.
     const std::optional<GgmlType> type = row_fallback(chosen, ne[0], output);
     if (!type)
@@ -88,7 +92,9 @@ uint64_t tensor_bytes(const std::vector<uint64_t>& ne, GgmlType type) {
 void write_random_tensor(GgufWriter& w, const RandomTensor& t, uint64_t seed, Progress& progress) {
   const uint64_t cols = t.ne[0];
   const uint64_t stream = tensor_seed(seed, t.name);
-  write_quantized_rows(w, t.type, cols, t.ne.size() > 1 ? t.ne[1] : 1,
+  uint64_t rows = 1;  // a per-expert tensor's rows: every expert's, one after the other
+  for (size_t d = 1; d < t.ne.size(); ++d) rows *= t.ne[d];
+  write_quantized_rows(w, t.type, cols, rows,
                        [&](uint64_t r, float* row) { random_row(stream, r, t.offset, t.amplitude, row, cols); },
                        progress);
 }

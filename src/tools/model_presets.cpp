@@ -61,6 +61,14 @@ ModelConfig qwen(ModelConfig c, uint32_t head_dim, bool tied) {
   return c;
 }
 
+// A mixture of experts in every layer: n of them, `used` per token, of ffn units each.
+ModelConfig experts(ModelConfig c, uint32_t n, uint32_t used, uint32_t ffn) {
+  c.n_experts = n;
+  c.n_experts_used = used;
+  c.expert_ffn_dim = ffn;
+  return c;
+}
+
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> all = {
       // Llama 3.1's scaling rule with the original context shrunk to 256, so that the tiny model's
@@ -85,6 +93,12 @@ const std::vector<Preset>& presets() {
       {"qwen3", "tiny", qwen(sizes("r1pi random qwen3 tiny", 256, 4, 8, 4, 768, 512, 2048, 1e6f), 64, false), {}},
       {"qwen3", "0.6B", qwen(sizes("r1pi random Qwen3-0.6B", 1024, 28, 16, 8, 3072, 151936, 40960, 1e6f), 128, true), {}},
       {"qwen3", "8B", qwen(sizes("r1pi random Qwen3-8B", 4096, 36, 32, 8, 12288, 151936, 40960, 1e6f), 128, false), {}},
+      // qwen3moe (qwen3's attention, a mixture of experts in every layer; feed_forward_length is
+      // the dense width the files carry, unused): tiny, 16 experts of 96 units (3 Q4_0 blocks,
+      // fewer than 4 ranks, as the 30B's 3 K-quant super-blocks), 4 per token; Qwen3-30B-A3B, 128
+      // experts of 768 units, 8 per token.
+      {"qwen3moe", "tiny", experts(qwen(sizes("r1pi random qwen3moe tiny", 256, 4, 8, 4, 768, 512, 2048, 1e6f), 64, false), 16, 4, 96), {}},
+      {"qwen3moe", "30B-A3B", experts(qwen(sizes("r1pi random Qwen3-30B-A3B", 2048, 48, 32, 4, 6144, 151936, 40960, 1e6f), 128, false), 128, 8, 768), {}},
   };
   return all;
 }
@@ -169,7 +183,8 @@ void check_shape(const ModelConfig& s, GgmlType matrix_type, GgmlType output_typ
     }
   };
   check_rows(matrix_type, s.dim, "dim");
-  check_rows(matrix_type, s.ffn_dim, "FFN size");
+  if (s.n_experts) check_rows(matrix_type, s.expert_ffn_dim, "expert FFN size");
+  else check_rows(matrix_type, s.ffn_dim, "FFN size");
   check_rows(matrix_type, s.q_dim(), "query size (heads x head size)");
   if (!tied) check_rows(output_type, s.dim, "dim (for output.weight)", true);
 }

@@ -17,7 +17,8 @@ bool ends_with(std::string_view s, std::string_view tail) {
 }
 
 // Each mix's rules for attn_v, ffn_down and attn_output (llama_tensor_get_type without an
-// importance matrix, for a model that is not Falcon, a 70B or a mixture of experts).
+// importance matrix, for a model that is not Falcon, a 70B or Mixtral's 8 experts: a mixture of
+// 128 experts, as Qwen3-30B-A3B, takes these rules, ffn_down_exps as ffn_down).
 using enum MixRole;
 GgmlType q2_k(const MixPlace& at, GgmlType base) {
   if (at.role == AttnV) return at.gqa >= 4 ? GgmlType::Q4_K : GgmlType::Q3_K;
@@ -78,6 +79,7 @@ GgmlType mix_tensor_type(const QuantMix& mix, std::string_view name, uint32_t la
   if (output) return GgmlType::Q6_K;
   const MixRole role = ends_with(name, ".attn_v.weight")        ? AttnV
                        : ends_with(name, ".ffn_down.weight")    ? FfnDown
+                       : ends_with(name, ".ffn_down_exps.weight") ? FfnDown
                        : ends_with(name, ".attn_output.weight") ? AttnOutput
                                                                 : Other;
   return mix.rule({role, layer, n_layers, gqa}, mix.base);
