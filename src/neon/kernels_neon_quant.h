@@ -140,12 +140,14 @@ inline void quant_tile(int64_t nb, const typename WT::Block* const* w, const blo
   float32x4_t acc[R][T][2];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t][0] = acc[r][t][1] = vdupq_n_f32(0.0f);
-  for (int64_t g = 0; g < nb; g += 8) {
-    const int count = int(std::min<int64_t>(8, nb - g));
+  // Types without a min take the row as one group (the loop the compiler sees for them).
+  const int64_t group = WT::kMin ? 8 : nb;
+  for (int64_t g = 0; g < nb; g += group) {
+    const int64_t count = std::min(group, nb - g);
     // The min part's factors and sums of the group's blocks (lane k: block g + k; 0 past count).
     alignas(16) float wm[R][8] = {}, xdg[T][8] = {};
     alignas(16) int32_t xsum[T][8] = {};
-    for (int k = 0; k < count; ++k) {
+    for (int64_t k = 0; k < count; ++k) {
       const int64_t i = g + k;
       int8x16_t xq[T][2];
       float xd[T];
@@ -180,7 +182,7 @@ inline void quant_tile(int64_t nb, const typename WT::Block* const* w, const blo
           for (int h = 0; h < 2; ++h) {
             const float32x4_t a = vmulq_f32(vld1q_f32(wm[r] + 4 * h), vld1q_f32(xdg[t] + 4 * h));
             const float32x4_t sum = vfmaq_f32(acc[r][t][h], a, vcvtq_f32_s32(vld1q_s32(xsum[t] + 4 * h)));
-            const uint32x4_t in_group = vcltq_u32(vaddq_u32(lane, vdupq_n_u32(4 * h)), vdupq_n_u32(count));
+            const uint32x4_t in_group = vcltq_u32(vaddq_u32(lane, vdupq_n_u32(4 * h)), vdupq_n_u32(uint32_t(count)));
             acc[r][t][h] = vbslq_f32(in_group, sum, acc[r][t][h]);
           }
     }
