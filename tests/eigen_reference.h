@@ -1,5 +1,5 @@
-// An independent forward pass of the decoders r1pi runs (llama, qwen2, qwen3) for the tests, in
-// double precision with Eigen.
+// An independent forward pass of the decoders r1pi runs (llama, qwen2, qwen3, qwen3moe) for the
+// tests, in double precision with Eigen.
 //
 // It shares nothing with r1pi's engine but the GGUF reader and dequantize_row (both tested on their
 // own): the hyper-parameters come straight from the metadata keys (written out here, not read
@@ -12,7 +12,10 @@
 #pragma once
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -45,6 +48,9 @@ struct Layer {
   Weight wq, wk, wv, wo, w1, w2, w3;
   Vec bq, bk, bv;        // qwen2's biases (size 0: none)
   Vec q_norm, k_norm;    // qwen3's per-head norms (size 0: none)
+  // qwen3moe: the router (n_experts x dim) and each expert's gate, up, down (w1/w2/w3 unused).
+  Weight router;
+  std::vector<Weight> gate_exps, up_exps, down_exps;
 };
 
 // Deliberate mistakes, for the negative controls: a correct bound must reject each of them.
@@ -52,6 +58,7 @@ enum class RopeMode { Adjacent, RotateHalf, None };
 
 struct Model {
   uint32_t dim = 0, n_layers = 0, ffn = 0, n_heads = 0, n_kv = 0, hd = 0, rope_dim = 0, n_vocab = 0;
+  uint32_t n_experts = 0, n_experts_used = 0;  // qwen3moe's expert_count, expert_used_count
   double eps = 1e-5, rope_base = 10000;
   RopeMode rope = RopeMode::Adjacent;  // llama's adjacent pairs; qwen2/qwen3 rotate halves
   std::vector<double> freq_factors;  // empty: none
@@ -80,6 +87,19 @@ inline Weight read_weight(const GgufFile& f, const std::string& name) {
   return w;
 }
 
+// A 3-D expert tensor {cols, rows, experts}: one matrix per expert, expert e the e-th slab.
+inline std::vector<Weight> read_experts(const GgufFile& f, const std::string& name, uint32_t n_experts) {
+  const Weight all = read_weight(f, name);
+  const int64_t rows = all.w.rows() / n_experts;
+  std::vector<Weight> out(n_experts);
+  for (uint32_t e = 0; e < n_experts; ++e) {
+    out[e].type = all.type;
+    out[e].w = all.w.middleRows(int64_t(e) * rows, rows);
+    out[e].abs_w = out[e].w.cwiseAbs();
+  }
+  return out;
+}
+
 inline Vec read_vector(const GgufFile& f, const std::string& name) {
   Weight w = read_weight(f, name);
   return Eigen::Map<const Vec>(w.w.data(), w.w.size());
@@ -89,7 +109,8 @@ inline Model load(const std::string& path) {
   GgufFile f = GgufFile::open(path);
   Model m;
   const std::string arch = f.get_string("general.architecture");
-  if (arch != "llama" && arch != "qwen2" && arch != "qwen3") throw std::runtime_error("reference: " + arch);
+  if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe")
+    throw std::runtime_error("reference: " + arch);
   auto key = [&](const char* k) { return arch + "." + k; };
   m.rope = arch == "llama" ? RopeMode::Adjacent : RopeMode::RotateHalf;
   m.dim = f.get_u32(key("embedding_length"));
@@ -101,6 +122,10 @@ inline Model load(const std::string& path) {
   m.rope_dim = f.has(key("rope.dimension_count")) ? f.get_u32(key("rope.dimension_count")) : m.hd;
   m.eps = f.try_f32(key("attention.layer_norm_rms_epsilon")).value_or(1e-5f);
   m.rope_base = f.try_f32(key("rope.freq_base")).value_or(10000.0f);
+  if (arch == "qwen3moe") {
+    m.n_experts = f.get_u32(key("expert_count"));
+    m.n_experts_used = f.get_u32(key("expert_used_count"));
+  }
   if (f.find_tensor("rope_freqs.weight")) {
     const Vec ff = read_vector(f, "rope_freqs.weight");
     m.freq_factors.assign(ff.data(), ff.data() + ff.size());
@@ -122,9 +147,16 @@ inline Model load(const std::string& path) {
     L.k_norm = optional(p + "attn_k_norm.weight");
     L.wo = read_weight(f, p + "attn_output.weight");
     L.ffn_norm = read_vector(f, p + "ffn_norm.weight");
-    L.w1 = read_weight(f, p + "ffn_gate.weight");
-    L.w3 = read_weight(f, p + "ffn_up.weight");
-    L.w2 = read_weight(f, p + "ffn_down.weight");
+    if (m.n_experts) {
+      L.router = read_weight(f, p + "ffn_gate_inp.weight");
+      L.gate_exps = read_experts(f, p + "ffn_gate_exps.weight", m.n_experts);
+      L.up_exps = read_experts(f, p + "ffn_up_exps.weight", m.n_experts);
+      L.down_exps = read_experts(f, p + "ffn_down_exps.weight", m.n_experts);
+    } else {
+      L.w1 = read_weight(f, p + "ffn_gate.weight");
+      L.w3 = read_weight(f, p + "ffn_up.weight");
+      L.w2 = read_weight(f, p + "ffn_down.weight");
+    }
     m.layers.push_back(std::move(L));
   }
   m.out_norm = read_vector(f, "output_norm.weight");
@@ -140,6 +172,8 @@ struct Options {
   double position_scale = 1.0;    // theta uses pos * position_scale
   bool ignore_biases = false;     // qwen2's q/k/v biases left out
   bool ignore_qk_norm = false;    // qwen3's per-head norms left out
+  bool unnormalised_experts = false;  // qwen3moe's expert weights not divided by their sum
+  int fewer_experts = 0;          // qwen3moe: this many fewer experts per token
 };
 
 struct Result {
@@ -150,6 +184,9 @@ struct Result {
   // Per position: E_t = sum_k max_{t' <= t} (eps2_q + eps2_f)[k][t'] (causal: a position sees
   // the keys and values of every earlier one).
   std::vector<double> energy;
+  // qwen3moe: the smallest gap, over tokens and layers, between the router logits of the last
+  // expert chosen and the first not chosen (a near-tie r1pi's rounding could flip).
+  double min_router_gap = std::numeric_limits<double>::infinity();
 };
 
 // Relative Q8_0 noise energy of one activation row (see test_reference_forward.cpp):
@@ -233,6 +270,40 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
     for (int64_t h = 0; h < v.size() / int64_t(m.hd); ++h) v.segment(h * m.hd, m.hd) = rmsnorm(v.segment(h * m.hd, m.hd), w, m.eps);
   };
 
+  // qwen3moe: softmax over all the router's logits, the top n_experts_used (ties to the lower
+  // index), their probabilities over their sum as weights, the weighted sum of the chosen experts'
+  // gated FFNs. Noise: every chosen expert's input is xb (point k0 + 2), each its own activations
+  // (point k0 + 3: the largest of the chosen experts' noise energies, since the outputs of random
+  // experts add up with their energies).
+  auto moe = [&](const Layer& L, const Vec& xb, int k0, int t) {
+    const Vec logits = L.router.w * xb;
+    Vec p = (logits.array() - logits.maxCoeff()).exp().matrix();
+    p /= p.sum();
+    std::vector<int> order(m.n_experts);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+    const int k = int(m.n_experts_used) - o.fewer_experts;
+    if (k < int(m.n_experts))
+      r.min_router_gap = std::min(r.min_router_gap, logits[order[size_t(k - 1)]] - logits[order[size_t(k)]]);
+    double sum = 0;
+    for (int i = 0; i < k; ++i) sum += p[order[size_t(i)]];
+    if (o.unnormalised_experts) sum = 1;
+    Vec out = Vec::Zero(xb.size());
+    if (L.gate_exps[0].quantised_input() || L.up_exps[0].quantised_input()) r.eps2_q[k0 + 2][t] = q8_noise_energy(xb);
+    for (int i = 0; i < k; ++i) {
+      const int e = order[size_t(i)];
+      const Vec g = L.gate_exps[e].w * xb, u = L.up_exps[e].w * xb;
+      r.eps2_f[k0 + 2][t] = std::max(r.eps2_f[k0 + 2][t], float_noise_energy(L.gate_exps[e], xb, g) +
+                                                             float_noise_energy(L.up_exps[e], xb, u));
+      const Vec h = (g.array() / (1.0 + (-g.array()).exp()) * u.array()).matrix();
+      const Vec y = L.down_exps[e].w * h;
+      if (L.down_exps[e].quantised_input()) r.eps2_q[k0 + 3][t] = std::max(r.eps2_q[k0 + 3][t], q8_noise_energy(h));
+      r.eps2_f[k0 + 3][t] = std::max(r.eps2_f[k0 + 3][t], float_noise_energy(L.down_exps[e], h, y));
+      out += (p[e] / sum) * y;
+    }
+    return out;
+  };
+
   std::vector<Vec> X(T);
   for (int t = 0; t < T; ++t) X[t] = m.embd.w.row(tokens[t]).transpose();
 
@@ -272,6 +343,10 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
       X[t] += delta;
     }
     for (int t = 0; t < T; ++t) {
+      if (m.n_experts) {
+        X[t] += moe(L, rmsnorm(X[t], L.ffn_norm, m.eps), k0, t);
+        continue;
+      }
       const Vec xb = rmsnorm(X[t], L.ffn_norm, m.eps);
       Vec g, u;
       point(k0 + 2, t, xb, {&L.w1, &L.w3}, {&g, &u});

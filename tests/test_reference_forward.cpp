@@ -144,6 +144,13 @@ ModelSpec qwen3_tiny() {  // per-head q/k norm, head size 64 = 2 x dim / heads, 
   return s;
 }
 
+ModelSpec qwen3moe_tiny() {  // qwen3's attention, 16 experts of 96 units, 4 per token, F32 router
+  ModelSpec s{"qwen3moe_tiny", opts(19, GgmlType::Q4_0, GgmlType::Q6_K, false)};
+  s.options.arch = "qwen3moe";
+  s.options.n_layers = 2;
+  return s;
+}
+
 const std::string& model_path(const ModelSpec& spec) {
   static std::map<std::string, std::string> made;
   auto it = made.find(spec.name);
@@ -270,6 +277,39 @@ TEST(ReferenceForward, SmallF16) { check_model(small_f16(), 24, 5); }
 // Seeds chosen as above (a scan of 60): min margin 4.9x (qwen2) and 2.7x (qwen3) the max error.
 TEST(ReferenceForward, Qwen2TinyBiasesRopeHalves) { check_model(qwen2_tiny(), 24, 55); }
 TEST(ReferenceForward, Qwen3TinyHeadNormsRopeHalves) { check_model(qwen3_tiny(), 24, 37); }
+
+// The router's choices are discontinuous: where the last chosen and the first unchosen expert's
+// logits are closer than the rounding moves them, r1pi and the reference pick different experts
+// and one position's logits jump (16 experts, 4 chosen, 48 choices per 24 tokens: about a quarter
+// of random sequences have such a near-tie, as llama.cpp's rounding would flip them too). The seed
+// is one of a scan of 60 with no near-tie (smallest gap 0.0085) and a top-2 margin 2.3x the max error.
+TEST(ReferenceForward, Qwen3MoeTinyRoutedExperts) {
+  check_model(qwen3moe_tiny(), 24, 28);
+  Loaded& m = loaded(qwen3moe_tiny());
+  const ref::Result ref = ref::forward(m.ref, random_tokens(24, m.ref.n_vocab, 28));
+  std::printf("[qwen3moe_tiny] smallest router gap %.4f\n", ref.min_router_gap);
+  EXPECT_GT(ref.min_router_gap, 0.005) << "the seed's tokens meet a near-tie of the router";
+}
+
+// The experts' weighting must show: weights not divided by their sum (a sum of 4 of 16
+// probabilities, well below 1), or one expert fewer per token, break the bound at a quarter of the
+// positions or more.
+TEST(ReferenceForward, NegativeControlsMoe) {
+  ref::Options unnormalised, fewer;
+  unnormalised.unnormalised_experts = true;
+  fewer.fewer_experts = 1;
+  Loaded& m = loaded(qwen3moe_tiny());
+  const int T = 24;
+  const std::vector<int32_t> tokens = random_tokens(T, m.ref.n_vocab, 28);
+  const std::vector<float> r1 = r1pi_logits(m.r1, tokens, T);
+  ASSERT_EQ(compare(r1, ref::forward(m.ref, tokens)).violations, 0);
+  for (const auto& [name, o] : {std::pair{"unnormalised expert weights", unnormalised},
+                                std::pair{"one expert fewer", fewer}}) {
+    const Comparison c = compare(r1, ref::forward(m.ref, tokens, o));
+    print(std::string("negative control: qwen3moe with ") + name, c);
+    EXPECT_GE(c.violations, T / 4) << name << " passes the bound: it is too loose";
+  }
+}
 
 // The qwen parts must show: leaving one out, or rotating adjacent pairs, breaks the bound at a
 // quarter of the positions or more (random q/k norms near 1 change less than a wrong RoPE).

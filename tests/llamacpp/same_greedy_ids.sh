@@ -3,7 +3,8 @@
 # same greedy tokens on ARCH's tiny preset with F32 weights (or TYPE matrices with a Q6_K output:
 # q4_k, Q4_K_M's mix, q5_k, q4_1, q5_0, q5_1, iq4_nl, iq4_xs or bf16: r1pi's quantised files and
 # kernels), r1pi-model's file read by both.
-# A check of the architecture's math (biases, head norms, RoPE over halves, a head size other than dim / heads)
+# A check of the architecture's math (biases, head norms, RoPE over halves, a head size other than dim / heads,
+# qwen3moe's routing and weighted experts)
 # and of the file's keys and shapes against the real llama.cpp, not against r1pi's reading of it.
 # Environment: R1PI, R1PI_MODEL, R1PI_PERPLEXITY (the binaries), NPM_DIR (npm_install.sh's folder),
 # SCRATCH.
