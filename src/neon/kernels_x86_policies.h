@@ -324,12 +324,40 @@ R1PI_INLINE __m512i k4_nibbles2(const uint8_t* qs0, const uint8_t* qs1) {
   return _mm512_and_si512(k % 2 ? _mm512_srli_epi16(raw, 4) : raw, _mm512_set1_epi8(0x0F));
 }
 
+// What Q4_K and Q5_K share in matmul_min: the head (d, dmin and the eight 6-bit scales and mins,
+// k4_scales_mins), the factors (d * x.d) * scale, the lanes' sums of q * x.q (|q0 x0 + q1 x1| <=
+// 2 * 31 * 127: maddubs never saturates) and the min part -(dmin * x.d) * (min * sum).
+template <class I, class B>
+struct K4Base : GroupPolicy<I, sizeof(B), XSums::Block, false, true> {
+  using Block = B;
+  struct Head {
+    __m256 dw, dmin, scales, mins;
+  };
+  static R1PI_INLINE Head head(const uint8_t* g, const float* lut, int) {
+    const B* sb = reinterpret_cast<const B*>(g);
+    alignas(16) uint8_t codes[16];
+    k4_scales_mins(sb->scales, codes);
+    const __m128i c = _mm_load_si128(reinterpret_cast<const __m128i*>(codes));
+    return {_mm256_broadcast_ss(lut + sb->d), _mm256_broadcast_ss(lut + sb->dmin),
+            _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(c)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(c, 8)))};
+  }
+  static R1PI_INLINE __m256 factors(const Head& h, __m256 dx) { return _mm256_mul_ps(_mm256_mul_ps(h.dw, dx), h.scales); }
+  static R1PI_INLINE __m256 lanes(__m256i q, __m256i x) {
+    return _mm256_cvtepi32_ps(I::dot4_add(_mm256_setzero_si256(), q, x));
+  }
+  static R1PI_INLINE __m256 min_part(const Head& h, __m256 dx, __m256 s0, __m256, __m256 acc) {
+    return _mm256_fnmadd_ps(_mm256_mul_ps(h.dmin, dx), _mm256_mul_ps(h.mins, s0), acc);
+  }
+};
+
 template <class I>
-struct Q4_KPolicy {
-  using Isa = I;
-  using Block = block_q4_K;
+struct Q4_KPolicy : K4Base<I, block_q4_K> {
   template <int k>
   static R1PI_INLINE __m256i quants(const block_q4_K* sb) { return k4_nibbles<k>(sb->qs); }
+  template <int k>
+  static R1PI_INLINE __m256i unpack(const typename K4Base<I, block_q4_K>::Head&, const uint8_t* g) {
+    return quants<k>(reinterpret_cast<const block_q4_K*>(g));
+  }
   template <int k>
   static R1PI_INLINE __m512i quants2(const block_q4_K* a, const block_q4_K* b) {
     return k4_nibbles2<k>(a->qs, b->qs);
@@ -339,9 +367,11 @@ struct Q4_KPolicy {
 // Q5_K (matmul_min): Q4_K's nibbles with a fifth bit, bit k of qh[l] for element l of sub-block k
 // (q4_K_layout.h), moved to bit 4 of each byte (16-bit shifts: the mask drops what crosses bytes).
 template <class I>
-struct Q5_KPolicy {
-  using Isa = I;
-  using Block = block_q5_K;
+struct Q5_KPolicy : K4Base<I, block_q5_K> {
+  template <int k>
+  static R1PI_INLINE __m256i unpack(const typename K4Base<I, block_q5_K>::Head&, const uint8_t* g) {
+    return quants<k>(reinterpret_cast<const block_q5_K*>(g));
+  }
   template <int k>
   static R1PI_INLINE __m256i quants(const block_q5_K* sb) {
     const __m256i lo = k4_nibbles<k>(sb->qs);
