@@ -24,10 +24,19 @@ struct SuperBlock {
   // kScalePer32: scales[k] is 32-element sub-block k's (k < 8), in the block's float factor (Q4_K's
   // q part); otherwise scales[s] is 16-element sub-block s's, in the lanes' integer sums (Q6_K's).
   int8_t scales[16];
-  // kMin: the min of each 16 elements (Q4_K's per 32 twice), for the min part.
-  uint8_t mins[16];
+  // kMin: the mins as floats (exact), in the accumulators' lanes: mins[h][.] for lanes 4h .. 4h+3,
+  // lane k being block k. [h][0]: the min of the block (kMinPer16: of its first 16 elements);
+  // [h][1] (kMinPer16 only): of its last 16.
+  float32x4_t mins[2][2];
   float d, dmin;
 };
+
+// Eight bytes as two vectors of floats (exact).
+inline void widen_to_float(uint8x8_t v, float32x4_t* out) {
+  const uint16x8_t w = vmovl_u8(v);
+  out[0] = vcvtq_f32_u32(vmovl_u16(vget_low_u16(w)));
+  out[1] = vcvtq_f32_u32(vmovl_u16(vget_high_u16(w)));
+}
 
 // ---- unpackers: one super-block into a SuperBlock --------------------------------------------
 
@@ -62,7 +71,7 @@ inline void unpack_q6_K_neon(const block_q6_K& b, int8_t* q) {
 
 struct Q6_KW {
   using Block = block_q6_K;
-  static constexpr bool kScalePer32 = false, kMin = false;
+  static constexpr bool kScalePer32 = false, kMin = false, kMinPer16 = false;
   static void unpack(const Block& b, SuperBlock& u) {
     unpack_q6_K_neon(b, u.q);
     std::memcpy(u.scales, b.scales, sizeof u.scales);
@@ -96,19 +105,20 @@ inline void unpack_q5_K_neon(const block_q5_K& b, int8_t* q) {
 }
 
 // Q4_K and Q5_K (kernels.h's recipe for a type with a min term): unsigned values (the signed
-// products are the same), the 6-bit scales in the block factor, each 6-bit min for both halves of
-// its sub-block.
+// products are the same), the 6-bit scales in the block factor, a 6-bit min per block.
 template <class B, void (*Unpack)(const B&, int8_t*)>
 struct K4W {
   using Block = B;
-  static constexpr bool kScalePer32 = true, kMin = true;
+  static constexpr bool kScalePer32 = true, kMin = true, kMinPer16 = false;
   static void unpack(const Block& b, SuperBlock& u) {
     Unpack(b, u.q);
     alignas(16) uint8_t codes[16];
     k4_scales_mins(b.scales, codes);
     std::memcpy(u.scales, codes, 8);
-    const uint8x8_t m = vld1_u8(codes + 8);
-    vst1q_u8(u.mins, vcombine_u8(vzip1_u8(m, m), vzip2_u8(m, m)));
+    float32x4_t m[2];
+    widen_to_float(vld1_u8(codes + 8), m);
+    u.mins[0][0] = m[0];
+    u.mins[1][0] = m[1];
     u.d = h2f(b.d);
     u.dmin = h2f(b.dmin);
   }
@@ -120,7 +130,7 @@ using Q5_KW = K4W<block_q5_K, unpack_q5_K_neon>;
 // Q4_K's q part), no min.
 struct Iq4XsW {
   using Block = block_iq4_xs;
-  static constexpr bool kScalePer32 = true, kMin = false;
+  static constexpr bool kScalePer32 = true, kMin = false, kMinPer16 = false;
   static void unpack(const Block& b, SuperBlock& u) {
     for (int k = 0; k < QK_K / QK8_0; ++k) {
       int8x16_t w0, w1;
@@ -146,15 +156,21 @@ inline void unpack_q2_K_neon(const block_q2_K& b, int8_t* q) {
     }
 }
 
-// Q2_K: the low nibble of scales[s] the scale of 16-element sub-block s, the high one its min.
+// Q2_K: the low nibble of scales[s] the scale of 16-element sub-block s, the high one its min
+// (block k's halves are sub-blocks 2k and 2k + 1).
 struct Q2_KW {
   using Block = block_q2_K;
-  static constexpr bool kScalePer32 = false, kMin = true;
+  static constexpr bool kScalePer32 = false, kMin = true, kMinPer16 = true;
   static void unpack(const Block& b, SuperBlock& u) {
     unpack_q2_K_neon(b, u.q);
-    const uint8x16_t s = vld1q_u8(b.scales);
-    vst1q_s8(u.scales, vreinterpretq_s8_u8(vandq_u8(s, vdupq_n_u8(0x0F))));
-    vst1q_u8(u.mins, vshrq_n_u8(s, 4));
+    vst1q_s8(u.scales, vreinterpretq_s8_u8(vandq_u8(vld1q_u8(b.scales), vdupq_n_u8(0x0F))));
+    const uint8x8x2_t halves = vld2_u8(b.scales);  // val[0]: sub-blocks 2k, val[1]: 2k + 1
+    for (int i = 0; i < 2; ++i) {
+      float32x4_t m[2];
+      widen_to_float(vshr_n_u8(halves.val[i], 4), m);
+      u.mins[0][i] = m[0];
+      u.mins[1][i] = m[1];
+    }
     u.d = h2f(b.d);
     u.dmin = h2f(b.dmin);
   }
@@ -195,7 +211,7 @@ inline void q3_K_scales(const uint8_t* scales, int8_t* out) {
 
 struct Q3_KW {
   using Block = block_q3_K;
-  static constexpr bool kScalePer32 = false, kMin = false;
+  static constexpr bool kScalePer32 = false, kMin = false, kMinPer16 = false;
   static void unpack(const Block& b, SuperBlock& u) {
     unpack_q3_K_neon(b, u.q);
     q3_K_scales(b.scales, u.scales);
@@ -210,9 +226,10 @@ struct Q3_KW {
 //   kScalePer32 (Q4_K, Q5_K, IQ4_XS): fma((d * x.d) * scale_k, p, acc)
 //   otherwise (Q6_K, Q3_K, Q2_K):     fma(d * x.d, scale_s * p, acc)
 // and with kMin, after the eight blocks, lane k takes block k's min part as
-// vfmsq(acc, dmin * x_k.d, min_2k * (sum of x_k's first 16 quants) + min_2k+1 * (its last 16)):
-// acc - a * b in one rounding, the recipe's fma(-(dmin * x_k.d), ..., acc) (for Q4_K the two mins
-// are the sub-block's, and the integer the recipe's min * sum, exactly).
+// vfmsq(acc, dmin * x_k.d, m_k): acc - a * b in one rounding, the recipe's
+// fma(-(dmin * x_k.d), m_k, acc), with m_k = min_k * (sum of x_k's quants) (Q4_K, Q5_K) or
+// min_2k * (sum of its first 16) + min_2k+1 * (of its last 16) (kMinPer16: Q2_K), computed in
+// floats: integers below 2^24, so every product and sum is exact.
 template <class Dot, class P, int R, int T>
 inline void super_block_tile(int64_t nsb, const typename P::Block* const* w, const block_q8_0* const* x,
                              float (*out)[T]) {
@@ -223,7 +240,8 @@ inline void super_block_tile(int64_t nsb, const typename P::Block* const* w, con
   for (int64_t sb = 0; sb < nsb; ++sb) {
     for (int r = 0; r < R; ++r) P::unpack(w[r][sb], u[r]);
     alignas(16) float xd[T][8];
-    alignas(16) int32_t lo[T][8], hi[T][8];  // the sums of each x block's two halves (kMin)
+    // kMin: the sums of x's quants per block ([0]), or per half block ([0], [1]: kMinPer16).
+    alignas(16) float xsum[T][2][8];
     for (int k = 0; k < QK_K / QK8_0; ++k) {
       int8x16_t xq[T][2];
       for (int t = 0; t < T; ++t) {
@@ -232,8 +250,13 @@ inline void super_block_tile(int64_t nsb, const typename P::Block* const* w, con
         xq[t][1] = vld1q_s8(xb.qs + 16);
         xd[t][k] = h2f(xb.d);
         if constexpr (P::kMin) {
-          lo[t][k] = vaddlvq_s8(xq[t][0]);
-          hi[t][k] = vaddlvq_s8(xq[t][1]);
+          const int32_t first = vaddlvq_s8(xq[t][0]), last = vaddlvq_s8(xq[t][1]);
+          if constexpr (P::kMinPer16) {
+            xsum[t][0][k] = float(first);
+            xsum[t][1][k] = float(last);
+          } else {
+            xsum[t][0][k] = float(first + last);
+          }
         }
       }
       for (int r = 0; r < R; ++r) {
@@ -260,19 +283,14 @@ inline void super_block_tile(int64_t nsb, const typename P::Block* const* w, con
       }
     }
     if constexpr (P::kMin) {
-      for (int r = 0; r < R; ++r) {
-        const uint8x8x2_t m = vld2_u8(u[r].mins);  // val[0]: mins of sub-blocks 2k, val[1]: 2k+1
-        const int16x8_t first = vreinterpretq_s16_u16(vmovl_u8(m.val[0]));
-        const int16x8_t second = vreinterpretq_s16_u16(vmovl_u8(m.val[1]));
-        const int32x4_t m0[2] = {vmovl_s16(vget_low_s16(first)), vmovl_s16(vget_high_s16(first))};
-        const int32x4_t m1[2] = {vmovl_s16(vget_low_s16(second)), vmovl_s16(vget_high_s16(second))};
+      for (int r = 0; r < R; ++r)
         for (int t = 0; t < T; ++t)
           for (int h = 0; h < 2; ++h) {
-            const int32x4_t sum = vmlaq_s32(vmulq_s32(m0[h], vld1q_s32(lo[t] + 4 * h)), m1[h], vld1q_s32(hi[t] + 4 * h));
+            float32x4_t m = vmulq_f32(u[r].mins[h][0], vld1q_f32(xsum[t][0] + 4 * h));
+            if constexpr (P::kMinPer16) m = vaddq_f32(m, vmulq_f32(u[r].mins[h][1], vld1q_f32(xsum[t][1] + 4 * h)));
             const float32x4_t a = vmulq_n_f32(vld1q_f32(xd[t] + 4 * h), u[r].dmin);
-            acc[r][t][h] = vfmsq_f32(acc[r][t][h], a, vcvtq_f32_s32(sum));
+            acc[r][t][h] = vfmsq_f32(acc[r][t][h], a, m);
           }
-      }
     }
   }
   for (int r = 0; r < R; ++r)
