@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "ggml/bf16.h"
 #include "ggml/fp16.h"
 #include "ggml/ggml_type.h"
 #include "ggml/quant_blocks.h"
@@ -122,6 +123,18 @@ inline void raw_min_block(uint8_t* row, int64_t n, std::mt19937& rng, bool allow
   }
 }
 
+// BF16: every third weight a random finite bit pattern (subnormals included; as raw_f16, no NaN,
+// whose payloads need not survive), the others realistic.
+inline void raw_bf16(uint8_t* row, int64_t n, std::mt19937& rng, bool) {
+  auto* h = reinterpret_cast<uint16_t*>(row);
+  for (int64_t i = 0; i < n; ++i) {
+    h[i] = fp32_to_bf16(fp16_to_fp32(small_half(rng)));
+    if (i % 3 == 0)
+      do h[i] = uint16_t(rng());
+      while ((h[i] & 0x7F80) == 0x7F80);
+  }
+}
+
 inline void raw_f16(uint8_t* row, int64_t n, std::mt19937& rng, bool) {
   auto* h = reinterpret_cast<uint16_t*>(row);
   for (int64_t i = 0; i < n; ++i) h[i] = (i % 3 == 0) ? random_half(rng) : small_half(rng);
@@ -151,6 +164,7 @@ inline const TypeExtras kTypeExtras[] = {
     {GgmlType::Q6_K, raw_q6_K, offsetof(block_q6_K, d)},
     {GgmlType::Q4_K, raw_min_block<block_q4_K>, offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)},
     {GgmlType::Q5_K, raw_min_block<block_q5_K>, offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)},
+    {GgmlType::BF16, raw_bf16, SIZE_MAX},
 };
 
 inline const TypeExtras* extras(GgmlType t) {

@@ -153,13 +153,15 @@ void matmul_q4_0_512(const MatmulArgs& a) {
 // The float products again with 32 registers: tiles of 4 rows x 4 tokens for more than four
 // tokens (batched attention's scores), the same bytes as the shared AVX2 ones; F32 value rows in
 // 512-bit tiles (weighted_sum_f32_512).
-void matmul_f16_f32_512(const MatmulArgs& a) { matmul_float<true, 32>(a); }
-void matmul_f32_f32_512(const MatmulArgs& a) { matmul_float<false, 32>(a); }
+void matmul_f16_f32_512(const MatmulArgs& a) { matmul_float<FloatRow::F16, 32>(a); }
+void matmul_f32_f32_512(const MatmulArgs& a) { matmul_float<FloatRow::F32, 32>(a); }
+void matmul_bf16_f32_512(const MatmulArgs& a) { matmul_float<FloatRow::BF16, 32>(a); }
 
 constexpr Kernels avx512_kernels() {
   Kernels k = x86_kernels("avx512-vnni", {
       {GgmlType::F32, {.vec_dot = x86::vec_dot_f32_untyped, .matmul = matmul_f32_f32_512}},
       {GgmlType::F16, {.vec_dot = x86::vec_dot_f16, .matmul = matmul_f16_f32_512}},
+      {GgmlType::BF16, {.vec_dot = x86::vec_dot_bf16, .matmul = matmul_bf16_f32_512}},
       {GgmlType::Q4_0, {.vec_dot = quant_entries<Q4_0Pairs>().vec_dot, .matmul = matmul_q4_0_512}},
       {GgmlType::Q8_0, quant_entries<Q8_0Policy<Avx512>>()},
       {GgmlType::Q5_0, quant_entries<Q5_0Policy<Avx512>>()},

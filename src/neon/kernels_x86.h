@@ -44,8 +44,10 @@ void rope_neox(float* x, int64_t n_heads, int64_t head_dim, const float* cos, co
 void axpy(float* y, float a, const float* x, int64_t n);
 // The TypeKernels entries of the float weight types.
 float vec_dot_f16(int64_t n, const void* w, const void* x);
+float vec_dot_bf16(int64_t n, const void* w, const void* x);
 float vec_dot_f32_untyped(int64_t n, const void* a, const void* b);
 void matmul_f16_f32(const MatmulArgs& a);
+void matmul_bf16_f32(const MatmulArgs& a);
 void matmul_f32_f32(const MatmulArgs& a);
 void weighted_sum_f32(const WeightedSumArgs& a);
 void weighted_sum_f16(const WeightedSumArgs& a);
@@ -61,7 +63,8 @@ constexpr Kernels x86_kernels(const char* name, std::initializer_list<TypeEntry>
       .name = name,
       .quantize_row_q8_0 = x86::quantize_row_q8_0,
       .types = with(by_type({{GgmlType::F32, {x86::vec_dot_f32_untyped, x86::matmul_f32_f32}},
-                             {GgmlType::F16, {x86::vec_dot_f16, x86::matmul_f16_f32}}}),
+                             {GgmlType::F16, {x86::vec_dot_f16, x86::matmul_f16_f32}},
+                             {GgmlType::BF16, {x86::vec_dot_bf16, x86::matmul_bf16_f32}}}),
                     own),
       .vec_dot_f32 = x86::vec_dot_f32,
       .rmsnorm = x86::rmsnorm,
@@ -109,17 +112,32 @@ inline __m256 load_f16_partial(const uint16_t* p, int k) {
   return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(tmp)));
 }
 
-// Eight (or the first k < 8) weights of a float row (F16 or F32) from element i, as floats.
-template <bool F16>
+// The element type of a float weight row (F32, F16 or BF16); all three widen to float exactly.
+enum class FloatRow { F32, F16, BF16 };
+constexpr int row_elem_bytes(FloatRow k) { return k == FloatRow::F32 ? 4 : 2; }
+
+// bfloat16 is a float's top half: widened by a shift into place (exact, NaNs included).
+inline __m256 bf16x8_to_ps(__m128i h) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+// Eight (or the first k < 8) weights of a float row from element i, as floats.
+template <FloatRow K>
 inline __m256 load_w8(const uint8_t* row, int64_t i) {
-  if constexpr (F16) return load_f16x8(reinterpret_cast<const uint16_t*>(row) + i);
+  if constexpr (K == FloatRow::F16) return load_f16x8(reinterpret_cast<const uint16_t*>(row) + i);
+  else if constexpr (K == FloatRow::BF16)
+    return bf16x8_to_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
   else return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
 }
 
-template <bool F16>
+template <FloatRow K>
 inline __m256 load_w_partial(const uint8_t* row, int64_t i, int k) {
-  if constexpr (F16) return load_f16_partial(reinterpret_cast<const uint16_t*>(row) + i, k);
-  else return load_partial(reinterpret_cast<const float*>(row) + i, k);
+  if constexpr (K == FloatRow::F16) return load_f16_partial(reinterpret_cast<const uint16_t*>(row) + i, k);
+  else if constexpr (K == FloatRow::BF16) {
+    alignas(16) uint16_t tmp[8] = {};
+    std::memcpy(tmp, row + 2 * i, size_t(k) * sizeof(uint16_t));
+    return bf16x8_to_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(tmp)));
+  } else return load_partial(reinterpret_cast<const float*>(row) + i, k);
 }
 
 // fp16 -> fp32 for every half, from the reference conversion: scales are looked up (two loads and

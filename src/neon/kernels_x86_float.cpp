@@ -9,10 +9,11 @@ namespace r1pi {
 
 namespace x86 {
 void weighted_sum_q8_0(const WeightedSumArgs& a) { weighted_q8_0(a); }
-void weighted_sum_f32(const WeightedSumArgs& a) { weighted_sum<false>(a); }
-void weighted_sum_f16(const WeightedSumArgs& a) { weighted_sum<true>(a); }
-void matmul_f16_f32(const MatmulArgs& a) { matmul_float<true, 16>(a); }
-void matmul_f32_f32(const MatmulArgs& a) { matmul_float<false, 16>(a); }
+void weighted_sum_f32(const WeightedSumArgs& a) { weighted_sum<FloatRow::F32>(a); }
+void weighted_sum_f16(const WeightedSumArgs& a) { weighted_sum<FloatRow::F16>(a); }
+void matmul_f16_f32(const MatmulArgs& a) { matmul_float<FloatRow::F16, 16>(a); }
+void matmul_bf16_f32(const MatmulArgs& a) { matmul_float<FloatRow::BF16, 16>(a); }
+void matmul_f32_f32(const MatmulArgs& a) { matmul_float<FloatRow::F32, 16>(a); }
 }  // namespace x86
 
 }  // namespace r1pi

@@ -1,4 +1,4 @@
-// The x86 float matrix products (F16 and F32 weights, float activations) and attention's weighted
+// The x86 float matrix products (F32, F16 and BF16 weights, float activations) and attention's weighted
 // sums of F32, F16 and Q8_0 value rows, as templates that each x86 file building them instantiates
 // with its own flags (kernels_x86.h has the rules): kernels_x86_float.cpp for every x86 backend
 // (AVX2 + FMA + F16C, 16 vector registers) and kernels_avx512_vnni.cpp the products again with
@@ -44,7 +44,7 @@ R1PI_INLINE __m256 reduce8x8(const __m256* x) {
                        _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-template <bool F16, int R, int T>
+template <FloatRow K, int R, int T>
 R1PI_INLINE void float_tile(const MatmulArgs& a, int64_t r, int t0) {
   const uint8_t* rows[R];
   const float* xs[T];
@@ -61,19 +61,19 @@ R1PI_INLINE void float_tile(const MatmulArgs& a, int64_t r, int t0) {
   const int64_t n8 = a.n & ~int64_t(7);
   // Each row prefetches its line kFloatRowsAhead bytes on once per 64 bytes it reads: spread over
   // the loop rather than a burst per tile (a burst of the tile's lines was slower, bench/README.md).
-  constexpr int64_t kLine = 64 / (F16 ? 2 : 4);  // elements per line
+  constexpr int64_t kLine = 64 / row_elem_bytes(K);  // elements per line
   for (int64_t e = 0; e < n8; e += 8) {
     if (e % kLine == 0) {
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i)
-        _mm_prefetch(reinterpret_cast<const char*>(rows[i]) + e * (F16 ? 2 : 4) + kFloatRowsAhead, _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(rows[i]) + e * row_elem_bytes(K) + kFloatRowsAhead, _MM_HINT_T1);
     }
     __m256 x[T];  // each token's eight activations, loaded once for the R rows
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) x[t] = _mm256_loadu_ps(xs[t] + e);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      const __m256 w = load_w8<F16>(rows[i], e);
+      const __m256 w = load_w8<K>(rows[i], e);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) acc[i][t] = _mm256_fmadd_ps(w, x[t], acc[i][t]);
     }
@@ -85,7 +85,7 @@ R1PI_INLINE void float_tile(const MatmulArgs& a, int64_t r, int t0) {
     for (int t = 0; t < T; ++t) x[t] = load_partial(xs[t] + n8, rem);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      const __m256 w = load_w_partial<F16>(rows[i], n8, rem);
+      const __m256 w = load_w_partial<K>(rows[i], n8, rem);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t)
         acc[i][t] = _mm256_blendv_ps(
@@ -110,11 +110,11 @@ R1PI_INLINE void float_tile(const MatmulArgs& a, int64_t r, int t0) {
   }
 }
 
-template <bool F16, int R, int T>
+template <FloatRow K, int R, int T>
 void float_rows(const MatmulArgs& a, int t0) {
   int64_t r = a.r0;
-  for (; r + R <= a.r1; r += R) float_tile<F16, R, T>(a, r, t0);
-  for (; r < a.r1; ++r) float_tile<F16, 1, T>(a, r, t0);
+  for (; r + R <= a.r1; r += R) float_tile<K, R, T>(a, r, t0);
+  for (; r < a.r1; ++r) float_tile<K, 1, T>(a, r, t0);
 }
 
 // Tiles of 2 rows x 4 tokens (8 accumulators, the four tokens' activations and a row's vector in
@@ -122,22 +122,22 @@ void float_rows(const MatmulArgs& a, int t0) {
 // again for every four tokens (from cache), and the larger tile does more per load. Four tokens
 // or fewer (decode attention's scores: a KV head's keys against its four query heads) read each
 // row once from memory, and there the 2 x 4 tile kept the stream faster (bench/README.md).
-template <bool F16, int kRegs>
+template <FloatRow K, int kRegs>
 void matmul_float(const MatmulArgs& a) {
   if (a.r1 <= a.r0 || a.B <= 0) return;
   if (a.B == 1) {
-    float_rows<F16, 4, 1>(a, 0);
+    float_rows<K, 4, 1>(a, 0);
     return;
   }
   constexpr int R4 = kRegs >= 32 ? 4 : 2;
   for (int t0 = 0; t0 < a.B; t0 += 4) {
     switch (a.B - t0 >= 4 ? 4 : a.B - t0) {
-      case 1: float_rows<F16, 4, 1>(a, t0); break;
-      case 2: float_rows<F16, 2, 2>(a, t0); break;
-      case 3: float_rows<F16, 2, 3>(a, t0); break;
+      case 1: float_rows<K, 4, 1>(a, t0); break;
+      case 2: float_rows<K, 2, 2>(a, t0); break;
+      case 3: float_rows<K, 2, 3>(a, t0); break;
       default:
-        if (a.B > 4) float_rows<F16, R4, 4>(a, t0);
-        else float_rows<F16, 2, 4>(a, t0);
+        if (a.B > 4) float_rows<K, R4, 4>(a, t0);
+        else float_rows<K, 2, 4>(a, t0);
         break;
     }
   }
@@ -149,7 +149,7 @@ void matmul_float(const MatmulArgs& a) {
 // each line of its part of the row kValuesAhead bytes on, so that the tiles of the first row
 // prefetch the whole stream once, spread over the arithmetic. Tail: the last n % 8 elements through
 // masked loads and stores of the same fma.
-template <bool F16, int R, int W, bool Tail, bool Pf = true>
+template <FloatRow K, int R, int W, bool Tail, bool Pf = true>
 R1PI_INLINE void weighted_tile(const WeightedSumArgs& a, int r0, int64_t i, int64_t t0, int64_t t1,
                                int64_t pf_rows, int rem) {
   const __m256i mask = lane_mask(rem);
@@ -163,18 +163,18 @@ R1PI_INLINE void weighted_tile(const WeightedSumArgs& a, int r0, int64_t i, int6
       acc[r][w] = Tail ? _mm256_maskload_ps(o[r] + 8 * w, mask) : _mm256_loadu_ps(o[r] + 8 * w);
   }
   const float* p = a.p + r0 * a.p_stride;
-  const size_t col = size_t(i) * (F16 ? 2 : 4);
+  const size_t col = size_t(i) * row_elem_bytes(K);
   const uint8_t* row = a.v + size_t(t0) * a.v_row_bytes;
   const int64_t pf_end = a.T - pf_rows;  // no prefetch past the last position
   for (int64_t t = t0; t < t1; ++t, row += a.v_row_bytes) {
     if (Pf && t < pf_end) {
       const char* ahead = reinterpret_cast<const char*>(row + size_t(pf_rows) * a.v_row_bytes + col);
 #pragma GCC unroll 8
-      for (int l = 0; l < W * 8 * (F16 ? 2 : 4); l += 64) _mm_prefetch(ahead + l, _MM_HINT_T1);
+      for (int l = 0; l < W * 8 * row_elem_bytes(K); l += 64) _mm_prefetch(ahead + l, _MM_HINT_T1);
     }
     __m256 v[W];
 #pragma GCC unroll 8
-    for (int w = 0; w < W; ++w) v[w] = Tail ? load_w_partial<F16>(row, i, rem) : load_w8<F16>(row, i + 8 * w);
+    for (int w = 0; w < W; ++w) v[w] = Tail ? load_w_partial<K>(row, i, rem) : load_w8<K>(row, i + 8 * w);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m256 pr = _mm256_broadcast_ss(p + r * a.p_stride + t);
@@ -196,18 +196,18 @@ R1PI_INLINE void weighted_tile(const WeightedSumArgs& a, int r0, int64_t i, int6
 // block's values in L1, and only the first row's tiles prefetch). Then, and for F16 rows (where the
 // wide tiles were slower), 16 elements at a time for all R rows (bench/README.md). Elements from i
 // on (the 512-bit tiles below do those before it).
-template <bool F16, int R>
+template <FloatRow K, int R>
 void weighted_rows(const WeightedSumArgs& a, int r0, int64_t t0, int64_t t1, int64_t pf_rows, int64_t i = 0) {
   const int64_t n8 = a.n & ~int64_t(7);
-  for (; !F16 && i + 64 <= n8; i += 64)
+  for (; K == FloatRow::F32 && i + 64 <= n8; i += 64)
 #pragma GCC unroll 4
     for (int r = r0; r < r0 + R; ++r) {
-      if (r == 0) weighted_tile<F16, 1, 8, false, true>(a, r, i, t0, t1, pf_rows, 0);
-      else weighted_tile<F16, 1, 8, false, false>(a, r, i, t0, t1, pf_rows, 0);
+      if (r == 0) weighted_tile<K, 1, 8, false, true>(a, r, i, t0, t1, pf_rows, 0);
+      else weighted_tile<K, 1, 8, false, false>(a, r, i, t0, t1, pf_rows, 0);
     }
-  for (; i + 16 <= n8; i += 16) weighted_tile<F16, R, 2, false>(a, r0, i, t0, t1, pf_rows, 0);
-  if (i < n8) weighted_tile<F16, R, 1, false>(a, r0, i, t0, t1, pf_rows, 0);
-  if (n8 < a.n) weighted_tile<F16, R, 1, true>(a, r0, n8, t0, t1, pf_rows, int(a.n - n8));
+  for (; i + 16 <= n8; i += 16) weighted_tile<K, R, 2, false>(a, r0, i, t0, t1, pf_rows, 0);
+  if (i < n8) weighted_tile<K, R, 1, false>(a, r0, i, t0, t1, pf_rows, 0);
+  if (n8 < a.n) weighted_tile<K, R, 1, true>(a, r0, n8, t0, t1, pf_rows, int(a.n - n8));
 }
 
 // Positions in blocks of kBlock: a block's value rows (16 KB of F32 at head_dim 128) stay in L1
@@ -222,10 +222,10 @@ void weighted_blocks(const WeightedSumArgs& a, Rows&& rows) {
     for_row_tiles(a.R, rows, t0, min64(a.T, t0 + kBlock), ahead);
 }
 
-template <bool F16>
+template <FloatRow K>
 void weighted_sum(const WeightedSumArgs& a) {
   weighted_blocks(a, [&]<int R>(int r, int64_t t0, int64_t t1, int64_t pf_rows) {
-    weighted_rows<F16, R>(a, r, t0, t1, pf_rows);
+    weighted_rows<K, R>(a, r, t0, t1, pf_rows);
   });
 }
 
@@ -275,7 +275,7 @@ inline void weighted_sum_f32_512(const WeightedSumArgs& a) {
       if (r == 0) weighted_tile_512<R, true>(a, r, i, t0, t1, pf_rows);
       else weighted_tile_512<R, false>(a, r, i, t0, t1, pf_rows);
     }
-    weighted_rows<false, R>(a, r, t0, t1, pf_rows, i);
+    weighted_rows<FloatRow::F32, R>(a, r, t0, t1, pf_rows, i);
   });
 }
 #endif

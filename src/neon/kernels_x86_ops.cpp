@@ -45,15 +45,15 @@ inline __m256 silu_mul8(__m256 g, __m256 u) {
   return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), u);
 }
 
-// The recipe's float dot of a weight row (F16 or F32) with x: acc[i % 8] = fma(w[i], x[i],
+// The recipe's float dot of a weight row (F32, F16 or BF16) with x: acc[i % 8] = fma(w[i], x[i],
 // acc[i % 8]); the last n % 8 elements update only their own lanes.
-template <bool F16>
+template <FloatRow K>
 float float_dot(int64_t n, const uint8_t* w, const float* x) {
   __m256 acc = _mm256_setzero_ps();
   const int64_t n8 = n & ~int64_t(7);
-  for (int64_t i = 0; i < n8; i += 8) acc = _mm256_fmadd_ps(load_w8<F16>(w, i), _mm256_loadu_ps(x + i), acc);
+  for (int64_t i = 0; i < n8; i += 8) acc = _mm256_fmadd_ps(load_w8<K>(w, i), _mm256_loadu_ps(x + i), acc);
   if (const int rem = int(n - n8)) {
-    const __m256 t = _mm256_fmadd_ps(load_w_partial<F16>(w, n8, rem), load_partial(x + n8, rem), acc);
+    const __m256 t = _mm256_fmadd_ps(load_w_partial<K>(w, n8, rem), load_partial(x + n8, rem), acc);
     acc = _mm256_blendv_ps(acc, t, _mm256_castsi256_ps(lane_mask(rem)));
   }
   return reduce8(acc);
@@ -64,7 +64,7 @@ float float_dot(int64_t n, const uint8_t* w, const float* x) {
 namespace x86 {
 
 float vec_dot_f32(int64_t n, const float* a, const float* b) {
-  return float_dot<false>(n, reinterpret_cast<const uint8_t*>(a), b);
+  return float_dot<FloatRow::F32>(n, reinterpret_cast<const uint8_t*>(a), b);
 }
 
 void rmsnorm(float* out, const float* x, const float* w, int64_t n, float eps) {
@@ -206,11 +206,15 @@ void quantize_row_q8_0(const float* x, block_q8_0* y, int64_t n) {
 }
 
 float vec_dot_f16(int64_t n, const void* w, const void* x) {
-  return float_dot<true>(n, static_cast<const uint8_t*>(w), static_cast<const float*>(x));
+  return float_dot<FloatRow::F16>(n, static_cast<const uint8_t*>(w), static_cast<const float*>(x));
+}
+
+float vec_dot_bf16(int64_t n, const void* w, const void* x) {
+  return float_dot<FloatRow::BF16>(n, static_cast<const uint8_t*>(w), static_cast<const float*>(x));
 }
 
 float vec_dot_f32_untyped(int64_t n, const void* a, const void* b) {
-  return float_dot<false>(n, static_cast<const uint8_t*>(a), static_cast<const float*>(b));
+  return float_dot<FloatRow::F32>(n, static_cast<const uint8_t*>(a), static_cast<const float*>(b));
 }
 
 }  // namespace x86
