@@ -78,18 +78,21 @@ TEST(Backends, FloatDotsEveryLength) {
   }
 }
 
-// Every fp16 value (NaN payloads included) through the vector and the tail conversions.
-TEST(Backends, F16DotEveryHalf) {
+// Every fp16 and every bf16 value (NaN payloads included) through the vector and the tail
+// conversions.
+TEST(Backends, HalfDotsEveryValue) {
   std::vector<uint16_t> h(65536);
   for (uint32_t i = 0; i < 65536; ++i) h[i] = uint16_t(i);
   const std::vector<float> one(65536, 1.0f);
   FOR_EACH_BACKEND(k) {
-    for (uint32_t i = 0; i < 65536; i += 8) {
-      for (int64_t len : {1, 8, 11}) {
-        const int64_t n = std::min<int64_t>(len, 65536 - i);
-        ASSERT_EQ(bits_any_nan(for_type(*k, GgmlType::F16).vec_dot(n, h.data() + i, one.data())),
-                  bits_any_nan(for_type(S(), GgmlType::F16).vec_dot(n, h.data() + i, one.data())))
-            << k->name << " from " << i << " len " << n;
+    for (GgmlType t : {GgmlType::F16, GgmlType::BF16}) {
+      for (uint32_t i = 0; i < 65536; i += 8) {
+        for (int64_t len : {1, 8, 11}) {
+          const int64_t n = std::min<int64_t>(len, 65536 - i);
+          ASSERT_EQ(bits_any_nan(for_type(*k, t).vec_dot(n, h.data() + i, one.data())),
+                    bits_any_nan(for_type(S(), t).vec_dot(n, h.data() + i, one.data())))
+              << k->name << " " << ggml_type_name(t) << " from " << i << " len " << n;
+        }
       }
     }
   }
