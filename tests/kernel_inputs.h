@@ -123,6 +123,18 @@ inline void raw_min_block(uint8_t* row, int64_t n, std::mt19937& rng, bool allow
   }
 }
 
+// Q4_1, Q5_1, IQ4_XS, Q2_K, Q3_K: random bytes (quants, scale codes, mins, Q3_K's high-bit mask)
+// with each block's fp16 scale D random, and its fp16 M (the mins' scale, or Q4_1's m) where given.
+template <class Block, int64_t E, uint16_t Block::*D, uint16_t Block::*M = nullptr>
+inline void raw_blocks(uint8_t* row, int64_t n, std::mt19937& rng, bool allow_inf) {
+  auto* blk = reinterpret_cast<Block*>(row);
+  for (int64_t b = 0; b < n / E; ++b) {
+    for (size_t i = 0; i < sizeof(Block); ++i) reinterpret_cast<uint8_t*>(&blk[b])[i] = uint8_t(rng());
+    blk[b].*D = (rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
+    if constexpr (M != nullptr) blk[b].*M = (rng() % 4 == 0) ? random_half(rng, allow_inf) : small_half(rng);
+  }
+}
+
 // BF16: every third weight a random finite bit pattern (subnormals included; as raw_f16, no NaN,
 // whose payloads need not survive), the others realistic.
 inline void raw_bf16(uint8_t* row, int64_t n, std::mt19937& rng, bool) {
@@ -164,6 +176,10 @@ inline const TypeExtras kTypeExtras[] = {
     {GgmlType::Q6_K, raw_q6_K, offsetof(block_q6_K, d)},
     {GgmlType::Q4_K, raw_min_block<block_q4_K>, offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)},
     {GgmlType::Q5_K, raw_min_block<block_q5_K>, offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)},
+    {GgmlType::Q4_1, raw_blocks<block_q4_1, 32, &block_q4_1::d, &block_q4_1::m>, offsetof(block_q4_1, d),
+     offsetof(block_q4_1, m)},
+    {GgmlType::Q5_1, raw_blocks<block_q5_1, 32, &block_q5_1::d, &block_q5_1::m>, offsetof(block_q5_1, d),
+     offsetof(block_q5_1, m)},
     {GgmlType::BF16, raw_bf16, SIZE_MAX},
 };
 

@@ -304,6 +304,24 @@ TEST(Backends, MatmulLongRowsLargeBatches) {
   }
 }
 
+// Q4_1 and Q5_1 take eight consecutive blocks as a super-block: a row of 32k elements ends in a
+// group of k % 8 blocks. Every size of the last group, alone and after whole groups.
+TEST(Backends, Min32RowsEndingInPartialGroups) {
+  FOR_EACH_BACKEND(k) {
+    std::mt19937 rng(23);
+    for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_1}) {
+      for (int64_t blocks = 1; blocks <= 17; ++blocks) {
+        const int64_t n = 32 * blocks, rows = 6;
+        const std::vector<uint8_t> w = weight_rows(t, n, rows, rng, true);
+        for (int B : {1, 3, 5}) {
+          const Activations x = activations(t, n, B, rng, B == 3);
+          ASSERT_TRUE(check_matmul(*k, t, n, rows, w, x, B, 0, rows));
+        }
+      }
+    }
+  }
+}
+
 // Each output element of the product is its row's and token's vec_dot (so prefill equals decode).
 TEST(Backends, MatmulElementsEqualVecDot) {
   FOR_EACH_BACKEND(k) {

@@ -7,6 +7,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 
 #include "neon/kernels_avx2_q4_0_batch.h"
+#include "neon/kernels_x86_super_block_policies.h"
 
 namespace r1pi {
 
@@ -61,6 +62,8 @@ constexpr Kernels kAvx2 = x86_kernels("avx2", {
     {GgmlType::Q6_K, quant_entries<Q6_KAvx2<Avx2>>()},
     {GgmlType::Q4_K, min_term_entries<Q4_KPolicy<Avx2>>()},
     {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<Avx2>>()},
+    {GgmlType::Q4_1, min_term_entries<Q4_1Policy<Avx2>>()},
+    {GgmlType::Q5_1, min_term_entries<Q5_1Policy<Avx2>>()},
 });
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #if defined(__AVXVNNI__)
 
-#include "neon/kernels_x86_policies.h"
+#include "neon/kernels_x86_super_block_policies.h"
 
 namespace r1pi {
 
@@ -27,6 +27,8 @@ constexpr Kernels kAvx2Vnni = x86_kernels("avx2-vnni", {
     {GgmlType::Q6_K, quant_entries<Q6_KVnni<AvxVnni>>()},
     {GgmlType::Q4_K, min_term_entries<Q4_KPolicy<AvxVnni>>()},
     {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<AvxVnni>>()},
+    {GgmlType::Q4_1, min_term_entries<Q4_1Policy<AvxVnni>>()},
+    {GgmlType::Q5_1, min_term_entries<Q5_1Policy<AvxVnni>>()},
 });
 
 }  // namespace

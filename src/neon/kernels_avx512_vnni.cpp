@@ -13,7 +13,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "neon/kernels_x86_float.h"
-#include "neon/kernels_x86_policies.h"
+#include "neon/kernels_x86_super_block_policies.h"
 
 namespace r1pi {
 
@@ -169,6 +169,8 @@ constexpr Kernels avx512_kernels() {
       {GgmlType::Q6_K, quant_entries<Q6_KPairs>()},
       {GgmlType::Q4_K, min_term_entries<Q4_KPolicy<Avx512>>()},
       {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<Avx512>>()},
+      {GgmlType::Q4_1, min_term_entries<Q4_1Policy<Avx512>>()},
+      {GgmlType::Q5_1, min_term_entries<Q5_1Policy<Avx512>>()},
   });
   k.weighted_sum_f32 = weighted_sum_f32_512;
   return k;

@@ -1,6 +1,8 @@
 // The weight types' policies for the x86 quantised products (kernels_x86_quant.h), one per
 // instruction set where the unpacking differs: Q4_0Avx2 / Q4_0Vnni, Q6_KAvx2 / Q6_KVnni, and
-// Q8_0, Q5_0 and IQ4_NL (SignedBlockPolicy), Q4_K and Q5_K (kernels_x86_min_term.h) for all. Each is a template over the backend's Isa, which gives
+// Q8_0, Q5_0 and IQ4_NL (SignedBlockPolicy), Q4_K and Q5_K (kernels_x86_min_term.h; its other
+// types' policies are in kernels_x86_super_block_policies.h) for all. Each is a template over the
+// backend's Isa, which gives
 //   dot4_add(acc, u, s): acc + the sums of four u8 x s8 products per int32 lane (without VNNI,
 //     maddubs forms pair sums in int16, saturating: callers keep them in range, and madd adds the
 //     pairs; vpdpbusd sums in int32), and
@@ -154,19 +156,24 @@ struct Q8_0Weights {
   }
 };
 
-// Q5_0: the nibbles as Q4_0's, byte j's fifth bit bit j of qh (byte j / 8 of qh, moved to each
-// element by a shuffle within each 128-bit half, then tested), minus 16.
+// The 32 five-bit values (0..31) of a Q5_0 / Q5_1 block: the nibbles as Q4_0's, byte j's fifth bit
+// bit j of qh (byte j / 8 of qh, moved to each element by a shuffle within each 128-bit half, then
+// tested). Q5_0 takes 16 off.
+inline __m256i q5_quants(const uint8_t* qh_bytes, const uint8_t* qs) {
+  const __m256i qh = _mm256_set1_epi32(int32_t(load_u32(qh_bytes)));
+  const __m256i spread = _mm256_shuffle_epi8(
+      qh, _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3,
+                           3, 3, 3, 3));
+  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+  const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+                                        _mm256_set1_epi8(0x10));
+  return _mm256_or_si256(q4_nibbles(qs), high);
+}
+
 struct Q5_0Weights {
   static constexpr int64_t kBlockBytes = sizeof(block_q5_0);
   static R1PI_INLINE __m256i weights(const uint8_t* blk) {
-    const __m256i qh = _mm256_set1_epi32(int32_t(load_u32(blk + 2)));
-    const __m256i spread = _mm256_shuffle_epi8(
-        qh, _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3,
-                             3, 3, 3, 3));
-    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
-    const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
-                                          _mm256_set1_epi8(0x10));
-    return _mm256_sub_epi8(_mm256_or_si256(q4_nibbles(blk + 6), high), _mm256_set1_epi8(16));
+    return _mm256_sub_epi8(q5_quants(blk + 2, blk + 6), _mm256_set1_epi8(16));
   }
 };
 
