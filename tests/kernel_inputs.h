@@ -180,6 +180,7 @@ inline const TypeExtras kTypeExtras[] = {
      offsetof(block_q4_1, m)},
     {GgmlType::Q5_1, raw_blocks<block_q5_1, 32, &block_q5_1::d, &block_q5_1::m>, offsetof(block_q5_1, d),
      offsetof(block_q5_1, m)},
+    {GgmlType::IQ4_XS, raw_blocks<block_iq4_xs, 256, &block_iq4_xs::d>, offsetof(block_iq4_xs, d)},
     {GgmlType::BF16, raw_bf16, SIZE_MAX},
 };
 

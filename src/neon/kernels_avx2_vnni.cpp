@@ -29,6 +29,7 @@ constexpr Kernels kAvx2Vnni = x86_kernels("avx2-vnni", {
     {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<AvxVnni>>()},
     {GgmlType::Q4_1, min_term_entries<Q4_1Policy<AvxVnni>>()},
     {GgmlType::Q5_1, min_term_entries<Q5_1Policy<AvxVnni>>()},
+    {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<AvxVnni>>()},
 });
 
 }  // namespace

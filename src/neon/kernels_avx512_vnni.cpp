@@ -171,6 +171,7 @@ constexpr Kernels avx512_kernels() {
       {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<Avx512>>()},
       {GgmlType::Q4_1, min_term_entries<Q4_1Policy<Avx512>>()},
       {GgmlType::Q5_1, min_term_entries<Q5_1Policy<Avx512>>()},
+      {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<Avx512>>()},
   });
   k.weighted_sum_f32 = weighted_sum_f32_512;
   return k;

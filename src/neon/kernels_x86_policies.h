@@ -177,13 +177,16 @@ struct Q5_0Weights {
   }
 };
 
-// IQ4_NL: each nibble looked up in the sixteen levels (one byte shuffle).
+// IQ4_NL (and IQ4_XS): each of the 16 bytes' nibbles looked up in the sixteen levels (one byte
+// shuffle), in element order.
+inline __m256i iq4_levels(const uint8_t* qs) {
+  const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+  return _mm256_shuffle_epi8(levels, q4_nibbles(qs));
+}
+
 struct Iq4NlWeights {
   static constexpr int64_t kBlockBytes = sizeof(block_iq4_nl);
-  static R1PI_INLINE __m256i weights(const uint8_t* blk) {
-    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
-    return _mm256_shuffle_epi8(levels, q4_nibbles(blk + 2));
-  }
+  static R1PI_INLINE __m256i weights(const uint8_t* blk) { return iq4_levels(blk + 2); }
 };
 
 template <class I>

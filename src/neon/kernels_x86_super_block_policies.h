@@ -1,7 +1,7 @@
 // The policies of matmul_min (kernels_x86_min_term.h, which says what a policy gives) for the types
 // beside Q4_K and Q5_K whose blocks take their factors from a group of eight: Q4_1 and Q5_1 (eight
-// consecutive blocks, a min part). One template over the backend's Isa each; the same bytes as the
-// scalar reference (recipe in kernels.h).
+// consecutive blocks, a min part), IQ4_XS (a scale per block in its factor). One template over the
+// backend's Isa each; the same bytes as the scalar reference (recipe in kernels.h).
 #pragma once
 
 #include "neon/kernels_x86_policies.h"
@@ -62,6 +62,38 @@ template <class I>
 using Q4_1Policy = Min32Policy<I, Q4_1Quants>;
 template <class I>
 using Q5_1Policy = Min32Policy<I, Q5_1Quants>;
+
+// IQ4_XS: block k's levels as IQ4_NL's (nibbles of qs[16k ..]), d_b = (d * x.d) * (scale_k - 32)
+// as Q4_K's factors, no min part. The levels are signed (|w| <= 127): |w| times x with w's sign,
+// as SignedBlockPolicy.
+template <class I>
+struct Iq4XsPolicy : GroupPolicy<I, sizeof(block_iq4_xs), XSums::None> {
+  struct Head {
+    __m256 dw, scales;  // scales: scale_k - 32 in lane k
+  };
+  struct W {
+    __m256i aw, w;
+  };
+  // Lane k: the low four bits from nibble k of scales_l, the high two from bits 2k of scales_h.
+  static R1PI_INLINE Head head(const uint8_t* g, const float* lut, int) {
+    const block_iq4_xs* sb = reinterpret_cast<const block_iq4_xs*>(g);
+    const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int32_t(load_u32(sb->scales_l))),
+                                                          _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                                        _mm256_set1_epi32(0xF));
+    const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(sb->scales_h),
+                                                          _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                                        _mm256_set1_epi32(3));
+    const __m256i code = _mm256_or_si256(lo, _mm256_slli_epi32(hi, 4));
+    return {_mm256_broadcast_ss(lut + sb->d), _mm256_cvtepi32_ps(_mm256_sub_epi32(code, _mm256_set1_epi32(32)))};
+  }
+  static R1PI_INLINE __m256 factors(const Head& h, __m256 dx) { return _mm256_mul_ps(_mm256_mul_ps(h.dw, dx), h.scales); }
+  template <int k>
+  static R1PI_INLINE W unpack(const Head&, const uint8_t* g) {
+    const __m256i w = iq4_levels(reinterpret_cast<const block_iq4_xs*>(g)->qs + 16 * k);
+    return {_mm256_abs_epi8(w), w};
+  }
+  static R1PI_INLINE __m256 lanes(const W& w, __m256i x) { return lane_sums<I>(w.aw, _mm256_sign_epi8(x, w.w)); }
+};
 
 }  // namespace
 }  // namespace r1pi
