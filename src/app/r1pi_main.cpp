@@ -212,6 +212,9 @@ int main(int argc, char** argv) {
   app.add_option("--reasoning-format", reasoning_format,
                  "deepseek: the reasoning (R1's, Qwen3's) in reasoning_content; none: all text in content")
       ->check(CLI::IsMember({"deepseek", "none"}))->capture_default_str()->group(session);
+  app.add_option("--parallel", o.parallel,
+                 "requests generated at once, batched together (-c positions each; mpirun's is -np)")
+      ->check(CLI::Range(1, 256))->capture_default_str()->group(session);
   app.add_option("--queue-size", serve.queue_size, "requests waiting or running before 503")
       ->check(CLI::Range(1, 4096))->capture_default_str()->group(session);
   show_defaults(app);
@@ -234,6 +237,8 @@ int main(int argc, char** argv) {
     o.session = chat_mode || serve_mode;
     if (o.session && (!o.prompt.empty() || !prompt_file.empty()))
       throw r1pi::Error("--chat and --serve take no -p/-f: the prompts come from the terminal or the requests");
+    if (o.parallel > 1 && !serve_mode)
+      throw r1pi::Error("--parallel " + std::to_string(o.parallel) + " serves several requests at once: it needs --serve");
     if (!api_key_file.empty() && root) serve.api_key = read_api_key(api_key_file);
     // --api-key "$UNSET" would start a server that asks for no key.
     if (app.count("--api-key") > 0 && serve.api_key.empty())

@@ -23,6 +23,7 @@ struct RunOptions {
   int batch_size = 64;
   bool no_bos = false;
   bool session = false;        // --chat or --serve: rank 0 runs a session (Session) instead of -p
+  int parallel = 1;            // --serve's slots: sequences decoded together, each with -c positions
   bool ignore_eos = false;     // generate past end-of-generation tokens
   // Speculative decoding (rank 0 drafts; see src/specdec).
   bool spec = false;  // off: where a batch costs as much as here it gains little (docs/speculative-decoding.md)

@@ -37,16 +37,17 @@ void print_banner(const LoadedModel& m, const RunOptions& o, int n_ctx, int thre
                  n_ctx, c.n_ctx_train);
   // A chat or a server names its own sampling (the chat's line, each request's fields): one
   // temperature line, not this one beside it.
-  char sampling[64] = "";
+  char sampling[64] = "", slots[32] = "";
+  if (o.parallel > 1) std::snprintf(slots, sizeof slots, " x %d slots", o.parallel);
   if (!o.session)
     std::snprintf(sampling, sizeof sampling, ", seed %llu, temp %.2f", (unsigned long long)o.sampler.seed,
                   o.sampler.temperature);
   std::fprintf(stderr,
                "model: %s | dim %u, %u layers, %u/%u heads, ffn %u, vocab %u | %.1f MB on rank 0, "
-               "loaded in %.2f s\nrun: %d rank%s x %d threads, %s kernels, context %d%s, KV cache %s %.1f MB%s\n",
+               "loaded in %.2f s\nrun: %d rank%s x %d threads, %s kernels, context %d%s%s, KV cache %s %.1f MB%s\n",
                printable_text(c.name).c_str(), c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab,
                m.weights.total_bytes() / 1e6, load_seconds, n_ranks, n_ranks > 1 ? "s" : "", threads,
-               kernels().name, n_ctx, sampling, o.kv_type.c_str(), kv_bytes / 1e6, n_ranks > 1 ? " on rank 0" : "");
+               kernels().name, n_ctx, slots, sampling, o.kv_type.c_str(), kv_bytes / 1e6, n_ranks > 1 ? " on rank 0" : "");
 }
 
 void print_text(const std::string& text) {
@@ -146,7 +147,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
   ThreadPool pool(o.threads);
   NoSync sync;
   ModelForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync,
-                       kv_cache_type(o.kv_type));
+                       kv_cache_type(o.kv_type), o.parallel);
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds, forward.kv_cache_bytes());
   const GenerationOptions gen = generation_options(o, model, source, 1, pool.size());

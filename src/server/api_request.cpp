@@ -146,6 +146,7 @@ ApiRequest parse_api_request(Endpoint endpoint, std::string_view text, const Sam
   }
   r.stop = read_stop(body);
   r.stream = flag(body, "stream");
+  r.ignore_eos = flag(body, "ignore_eos");
   if (has(body, "stream_options")) {
     if (!body["stream_options"].is_object()) bad("'stream_options' must be an object");
     r.include_usage = flag(body["stream_options"], "include_usage");

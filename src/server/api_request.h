@@ -23,6 +23,7 @@ struct ApiRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;          // stream_options.include_usage
+  bool ignore_eos = false;             // llama-server's: generate past the end of the turn
 };
 
 // defaults: the server's sampling for what a request leaves out.

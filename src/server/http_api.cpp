@@ -215,6 +215,39 @@ std::string token_text(const Tokenizer& t, int32_t id) {
 // defaults a request starts from (the command line's, with R1's recommended sampling where the
 // template is R1's and the command line left it unsaid), the template by name (r1pi renders its
 // templates in C++, there is no Jinja text), text only.
+// GET /slots, llama-server's fields that apply: each slot's request (its ticket), prompt and
+// tokens so far, and what its cache held when its last request ended.
+json slots_json(const ApiContext& c) {
+  json all = json::array();
+  for (const SlotState& s : c.slots.states())
+    all.push_back({{"id", s.id}, {"n_ctx", c.n_ctx}, {"is_processing", s.busy}, {"id_task", s.request},
+                   {"n_prompt_tokens", s.prompt_tokens}, {"next_token", {{"n_decoded", s.generated}}},
+                   {"n_cached_tokens", s.held_tokens}, {"requests_served", s.served}});
+  return all;
+}
+
+// /metrics' lines for the slots and the engine's batches (the mean batch: sequences / forwards).
+std::string slot_metrics(const ApiContext& c) {
+  const ForwardBatcher::Stats b = c.batches();
+  std::string text = "# HELP r1pi_batch_forwards_total Forward passes run for the slots.\n"
+                     "# TYPE r1pi_batch_forwards_total counter\nr1pi_batch_forwards_total " +
+                     std::to_string(b.forwards) +
+                     "\n# HELP r1pi_batch_sequences_total Requests' forwards in them (several per pass when batched).\n"
+                     "# TYPE r1pi_batch_sequences_total counter\nr1pi_batch_sequences_total " +
+                     std::to_string(b.sequences) +
+                     "\n# HELP r1pi_batch_tokens_total Tokens fed in them.\n"
+                     "# TYPE r1pi_batch_tokens_total counter\nr1pi_batch_tokens_total " +
+                     std::to_string(b.tokens) +
+                     "\n# HELP r1pi_slot_busy Whether the slot is serving a request.\n# TYPE r1pi_slot_busy gauge\n";
+  const std::vector<SlotState> slots = c.slots.states();
+  for (const SlotState& s : slots)
+    text += "r1pi_slot_busy{slot=\"" + std::to_string(s.id) + "\"} " + (s.busy ? "1" : "0") + "\n";
+  text += "# HELP r1pi_slot_tokens_total Tokens the slot generated.\n# TYPE r1pi_slot_tokens_total counter\n";
+  for (const SlotState& s : slots)
+    text += "r1pi_slot_tokens_total{slot=\"" + std::to_string(s.id) + "\"} " + std::to_string(s.generated_total) + "\n";
+  return text;
+}
+
 json props_json(const ApiContext& c) {
   const SamplerParams& s = c.default_sampler;
   const GenerationOptions& g = c.options.chat.generation;
@@ -236,7 +269,7 @@ json props_json(const ApiContext& c) {
       {"default_generation_settings",
        {{"id", 0}, {"n_ctx", c.n_ctx}, {"speculative", g.spec.enabled}, {"is_processing", c.queue.length() > 0},
         {"params", params}}},
-      {"total_slots", 1},
+      {"total_slots", c.slots.size()},
       {"model_alias", c.options.model_name},
       {"model_path", c.options.model_path.empty() ? c.options.model_name : c.options.model_path},
       {"chat_template", chat_template_name(c.chat_template)},
@@ -350,13 +383,14 @@ void add_api_routes(HttpServer& http, const ApiContext& c) {
   });
   http.get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
   http.get("/props", [&c](const httplib::Request&, httplib::Response& res) { send_json(res, 200, props_json(c)); });
+  http.get("/slots", [&c](const httplib::Request&, httplib::Response& res) { send_json(res, 200, slots_json(c)); });
   for (const char* icon : {"/favicon.svg", "/favicon.ico"})
     http.get(icon, [](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "max-age=86400");
       res.set_content(kFavicon, "image/svg+xml");
     });
   http.get("/metrics", [&c](const httplib::Request&, httplib::Response& res) {
-    res.set_content(c.metrics.text(c.queue.length()), "text/plain; version=0.0.4");
+    res.set_content(c.metrics.text(c.queue.length()) + slot_metrics(c), "text/plain; version=0.0.4");
   });
   http.get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(kChatPage, "text/html; charset=utf-8");

@@ -6,7 +6,9 @@
 #include "server/job_queue.h"
 #include "server/metrics.h"
 #include "server/http_server.h"
+#include "server/forward_batcher.h"
 #include "server/serve_options.h"
+#include "server/slot_table.h"
 
 namespace r1pi {
 
@@ -18,6 +20,8 @@ struct ApiContext {
   int n_ctx;
   JobQueue& queue;
   Metrics& metrics;
+  SlotTable& slots;
+  std::function<ForwardBatcher::Stats()> batches;  // the engine's batches so far (/metrics)
 };
 
 // The server's limits (body size, timeouts, workers) from its options.

@@ -1,12 +1,17 @@
 #include "server/server.h"
 
+#include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "chat/completion.h"
 #include "common/error.h"
+#include "server/forward_batcher.h"
 #include "server/http_api.h"
+#include "server/slot_table.h"
 
 namespace r1pi {
 
@@ -23,6 +28,7 @@ CompletionSettings settings_for(const Job& job, const ApiContext& c) {
   const int max_tokens = r.max_tokens > 0 ? r.max_tokens : c.options.chat.generation.n_predict;
   s.generation.n_predict = n_predict_within(max_tokens, job.prompt.size(), c.n_ctx);
   s.generation.sampler = r.sampler;
+  s.generation.ignore_eos = r.ignore_eos;
   s.stop = r.stop;
   if (r.endpoint == Endpoint::Chat) {
     const std::vector<std::string> ends = turn_end_strings(c.chat_template);
@@ -32,27 +38,43 @@ CompletionSettings settings_for(const Job& job, const ApiContext& c) {
   return s;
 }
 
-void generate_job(TokenSource& source, Job& job, const ApiContext& c, const std::function<bool()>& stop) {
+void generate_job(TokenSource& source, Job& job, const ApiContext& c, const std::function<bool()>& stop, int slot) {
   CompletionSettings s = settings_for(job, c);
+  s.generation.seq = slot;
   s.cancelled = [&] { return job.abandoned() || stop(); };
   try {
-    Completion done = complete(source, c.tokenizer, job.prompt, s, [&](const TextParts& parts) { job.add(parts); });
+    Completion done = complete(source, c.tokenizer, job.prompt, s, [&](const TextParts& parts) {
+      c.slots.generated(slot);
+      job.add(parts);
+    });
     c.metrics.completed(done);
     job.finish(std::move(done));
   } catch (const Error& e) {
     job.fail(e.what());
+  } catch (const std::exception& e) {  // out of memory: this request fails, the server goes on
+    job.fail(std::string("the generation failed: ") + e.what());
   }
 }
+
+// A request being generated in a slot, on its own thread.
+struct Running {
+  std::shared_ptr<Job> job;
+  std::thread thread;
+  std::atomic<bool> finished{false};
+};
 
 }  // namespace
 
 void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOptions& options,
                  const std::function<bool()>& stop, const std::function<void(int port)>& on_listening) {
   const ChatTemplate chat_template = chosen_template(options.chat, tokenizer);
+  const int n_slots = source.n_seqs();
   JobQueue queue(size_t(options.queue_size));
   Metrics metrics;
+  SlotTable slots(n_slots);
+  ForwardBatcher batcher(source);
   const ApiContext context{tokenizer, options, chat_template, chat_sampler(options.chat, chat_template),
-                           source.n_ctx(), queue, metrics};
+                           source.n_ctx(), queue, metrics, slots, [&batcher] { return batcher.stats(); }};
   HttpServer http(http_limits(options));
   add_api_routes(http, context);
   const int port = http.bind(options.host, options.port);
@@ -60,21 +82,74 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
     throw Error("cannot listen on " + options.host + ":" + std::to_string(options.port) +
                 " (in use, or not an address of this machine)");
   std::thread listener([&] { http.run(); });
-  std::fprintf(stderr, "serve: listening on http://%s:%d (template %s, queue %d, model %s)\n",
-               options.host.c_str(), port, chat_template_name(chat_template).c_str(), options.queue_size,
-               options.model_name.c_str());
+  std::fprintf(stderr, "serve: listening on http://%s:%d (template %s, %d slot%s of %d tokens, queue %d, model %s)\n",
+               options.host.c_str(), port, chat_template_name(chat_template).c_str(), n_slots,
+               n_slots > 1 ? "s" : "", source.n_ctx(), options.queue_size, options.model_name.c_str());
   if (on_listening) on_listening(port);
 
+  std::vector<std::unique_ptr<Running>> running(static_cast<size_t>(n_slots));
+  // Frees the slots whose generation ended (the engine's thread: the caches are still then).
+  auto reap = [&] {
+    for (int i = 0; i < n_slots; ++i) {
+      std::unique_ptr<Running>& r = running[size_t(i)];
+      if (!r || !r->finished) continue;
+      r->thread.join();
+      slots.finish(i, int(source.cached(i).size()));
+      r.reset();
+      queue.done_with_one();
+    }
+  };
+  // Starts a request in the free slot that holds the longest beginning of its prompt (copied
+  // there from another slot when that one holds more); false when every slot is busy.
   uint64_t served = 0;
-  while (!stop()) {
-    std::shared_ptr<Job> job = queue.pop(std::chrono::milliseconds(100));
-    if (!job) continue;
+  auto admit = [&](const std::shared_ptr<Job>& job) {
     job->served = ++served;
     // A client that left while it waited: nothing to generate, but its HTTP thread still waits.
-    if (job->abandoned()) job->fail("the client went away before its turn");
-    else generate_job(source, *job, context, stop);
-    queue.done_with_one();
+    if (job->abandoned()) {
+      job->fail("the client went away before its turn");
+      queue.done_with_one();
+      return;
+    }
+    std::vector<const std::vector<int32_t>*> held;
+    std::vector<bool> free;
+    for (int i = 0; i < n_slots; ++i) {
+      held.push_back(&source.cached(i));
+      free.push_back(!running[size_t(i)]);
+    }
+    int copy_from = -1;
+    const int slot = choose_slot(held, free, job->prompt, copy_from);
+    if (copy_from >= 0) source.copy(copy_from, slot);
+    slots.start(slot, job->ticket, int(job->prompt.size()));
+    auto r = std::make_unique<Running>();
+    r->job = job;
+    batcher.join();  // before the thread exists: the next batch waits for its first call
+    Running* raw = r.get();
+    r->thread = std::thread([&, raw, slot] {
+      SlotSource slot_source(batcher, source);
+      generate_job(slot_source, *raw->job, context, stop, slot);
+      batcher.leave();
+      raw->finished = true;
+    });
+    running[size_t(slot)] = std::move(r);
+  };
+
+  while (!stop()) {
+    reap();
+    const bool slot_free = std::any_of(running.begin(), running.end(), [](const auto& r) { return !r; });
+    const bool idle = batcher.members() == 0;
+    if (slot_free) {
+      // Idle: wait here for a request; busy: take what is waiting and go on with the batch.
+      if (std::shared_ptr<Job> job = queue.pop(std::chrono::milliseconds(idle ? 100 : 0))) {
+        admit(job);
+        continue;
+      }
+    }
+    if (!idle) batcher.run(std::chrono::milliseconds(100));
+    else if (!slot_free) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  // Stopping: each generation ends at its next token (stop() is in its cancelled), through the batches.
+  while (batcher.members() > 0) batcher.run(std::chrono::milliseconds(100));
+  reap();
   for (const std::shared_ptr<Job>& waiting : queue.close()) waiting->fail("the server is shutting down");
   http.stop();
   listener.join();

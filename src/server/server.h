@@ -1,6 +1,7 @@
-// `r1pi --serve`: the HTTP threads take requests and queue them, and the calling thread (rank 0's
-// main thread, the only one that talks MPI) generates them one at a time, in arrival order,
-// through the prompt cache.
+// `r1pi --serve`: the HTTP threads take requests and queue them; the calling thread (rank 0's
+// main thread, the only one that talks MPI) starts them in arrival order in the source's slots
+// (--parallel: one per KV cache sequence) and runs the forwards of all running requests together
+// (forward_batcher.h), each through its slot's prompt cache.
 #pragma once
 #include <functional>
 

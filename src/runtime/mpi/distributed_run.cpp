@@ -123,7 +123,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
 
   // ---- every rank's engine; all agree that all have one before any control message ----
   const int n_ctx = context_size(o, model.config);
-  const std::unique_ptr<RankEngine> engine = make_engine(model, n_ctx, o.threads, o.sync, world, kv_cache_type(o.kv_type));
+  const std::unique_ptr<RankEngine> engine = make_engine(model, n_ctx, o.threads, o.sync, world, kv_cache_type(o.kv_type), o.parallel);
   if (!engine) return 1;
   ThreadPool& pool = engine->pool;
   Q8_0Sync& sync = engine->sync;

@@ -64,6 +64,7 @@ const SharedOption kSharedOptions[] = {
      [](int32_t v) { return v ? std::to_string(v) : std::string("the default"); }},
     // A worker outside a session would give up on an idle chat or server after --rank-timeout.
     {"--chat/--serve", [](const RunOptions& o) { return int32_t(o.session); }, on_off},
+    {"--parallel", [](const RunOptions& o) { return int32_t(o.parallel); }, [](int32_t v) { return std::to_string(v); }},
     // (not a collective, but ranks with different caches would hold different hidden states)
     {"--kv-type", [](const RunOptions& o) { return int32_t(o.kv_type == "f16" ? 1 : o.kv_type == "q8_0" ? 2 : 0); },
      [](int32_t v) { return std::string(v == 1 ? "f16" : v == 2 ? "q8_0" : "f32"); }},
