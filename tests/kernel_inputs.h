@@ -181,6 +181,9 @@ inline const TypeExtras kTypeExtras[] = {
     {GgmlType::Q5_1, raw_blocks<block_q5_1, 32, &block_q5_1::d, &block_q5_1::m>, offsetof(block_q5_1, d),
      offsetof(block_q5_1, m)},
     {GgmlType::IQ4_XS, raw_blocks<block_iq4_xs, 256, &block_iq4_xs::d>, offsetof(block_iq4_xs, d)},
+    {GgmlType::Q2_K, raw_blocks<block_q2_K, 256, &block_q2_K::d, &block_q2_K::dmin>, offsetof(block_q2_K, d),
+     offsetof(block_q2_K, dmin)},
+    {GgmlType::Q3_K, raw_blocks<block_q3_K, 256, &block_q3_K::d>, offsetof(block_q3_K, d)},
     {GgmlType::BF16, raw_bf16, SIZE_MAX},
 };
 

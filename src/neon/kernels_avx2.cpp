@@ -65,6 +65,8 @@ constexpr Kernels kAvx2 = x86_kernels("avx2", {
     {GgmlType::Q4_1, min_term_entries<Q4_1Policy<Avx2>>()},
     {GgmlType::Q5_1, min_term_entries<Q5_1Policy<Avx2>>()},
     {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<Avx2>>()},
+    {GgmlType::Q2_K, min_term_entries<Q2_KPolicy<Avx2>>()},
+    {GgmlType::Q3_K, min_term_entries<Q3_KPolicy<Avx2>>()},
 });
 
 }  // namespace

@@ -30,6 +30,8 @@ constexpr Kernels kAvx2Vnni = x86_kernels("avx2-vnni", {
     {GgmlType::Q4_1, min_term_entries<Q4_1Policy<AvxVnni>>()},
     {GgmlType::Q5_1, min_term_entries<Q5_1Policy<AvxVnni>>()},
     {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<AvxVnni>>()},
+    {GgmlType::Q2_K, min_term_entries<Q2_KPolicy<AvxVnni>>()},
+    {GgmlType::Q3_K, min_term_entries<Q3_KPolicy<AvxVnni>>()},
 });
 
 }  // namespace

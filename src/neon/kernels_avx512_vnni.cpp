@@ -172,6 +172,8 @@ constexpr Kernels avx512_kernels() {
       {GgmlType::Q4_1, min_term_entries<Q4_1Policy<Avx512>>()},
       {GgmlType::Q5_1, min_term_entries<Q5_1Policy<Avx512>>()},
       {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<Avx512>>()},
+      {GgmlType::Q2_K, min_term_entries<Q2_KPolicy<Avx512>>()},
+      {GgmlType::Q3_K, min_term_entries<Q3_KPolicy<Avx512>>()},
   });
   k.weighted_sum_f32 = weighted_sum_f32_512;
   return k;

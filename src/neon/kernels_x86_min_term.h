@@ -16,7 +16,8 @@
 //   row's last group may hold fewer than eight blocks, Q4_1 and Q5_1), kRowPairs (min_tile_pairs);
 //   Head head(group, lut, count): what the group's blocks share, from its first count blocks;
 //   factors(head, dx): the eight blocks' d_b from the tokens' eight scales;
-//   unpack<k>(head, group): block k's weights, once for all tokens; lanes(w, x): float(p_j) exact;
+//   unpack<k>(head, group): block k's weights, once for all tokens; lanes(w, token(x)): float(p_j)
+//     exact;
 //   min_part(head, dx, s0, s1, acc): acc with the min part added (kSums != None).
 #pragma once
 
@@ -30,7 +31,8 @@ namespace {
 // quants (Q4_K, Q5_K, Q4_1, Q5_1), or the sums of its halves (Q2_K's 16-element sub-blocks).
 enum class XSums { None, Block, Halves };
 
-// A policy's constants (what each means: above).
+// A policy's constants (what each means: above), and the activation block as lanes takes it: the
+// quants as they are, unless a policy has its own token() (once per token and block, for all rows).
 template <class I, int64_t GroupBytes, XSums Sums, bool PartialGroups = false, bool RowPairs = false>
 struct GroupPolicy {
   using Isa = I;
@@ -38,6 +40,8 @@ struct GroupPolicy {
   static constexpr XSums kSums = Sums;
   static constexpr bool kPartialGroups = PartialGroups;
   static constexpr bool kRowPairs = RowPairs;
+  using TokenBlock = __m256i;
+  static R1PI_INLINE __m256i token(__m256i x) { return x; }
 };
 
 // The activations of one call, token major (token t's block b at t * stride + b, stride nb rounded
@@ -106,11 +110,11 @@ R1PI_INLINE void min_tile(const uint8_t* const* rows, const uint8_t* x, size_t x
     }
     static_for<8>([&]<int k>() {
       if (kTail && k >= count) return;
-      __m256i xv[T];
+      typename P::TokenBlock xv[T];
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t)
-        xv[t] = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(x + size_t(t) * x_row_bytes + (b + k) * int64_t(sizeof(block_q8_0)) + 2));
+        xv[t] = P::token(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(x + size_t(t) * x_row_bytes + (b + k) * int64_t(sizeof(block_q8_0)) + 2)));
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         if constexpr (k % 2 == 0)

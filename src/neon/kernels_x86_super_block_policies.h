@@ -1,7 +1,8 @@
 // The policies of matmul_min (kernels_x86_min_term.h, which says what a policy gives) for the types
 // beside Q4_K and Q5_K whose blocks take their factors from a group of eight: Q4_1 and Q5_1 (eight
-// consecutive blocks, a min part), IQ4_XS (a scale per block in its factor). One template over the
-// backend's Isa each; the same bytes as the scalar reference (recipe in kernels.h).
+// consecutive blocks, a min part), IQ4_XS (a scale per block in its factor), Q2_K and Q3_K (the
+// 16-element sub-blocks' scales in the lanes' integer sums, as Q6_K; Q2_K with a min part). One
+// template over the backend's Isa each; the same bytes as the scalar reference (recipe in kernels.h).
 #pragma once
 
 #include "neon/kernels_x86_policies.h"
@@ -13,6 +14,16 @@ namespace {
 template <class I>
 R1PI_INLINE __m256 lane_sums(__m256i u, __m256i s) {
   return _mm256_cvtepi32_ps(I::dot4_add(_mm256_setzero_si256(), u, s));
+}
+
+// Block k's two 16-element sub-blocks' scales as int16 pairs, from the group's 16 scale bytes:
+// sc[2k] for lanes 0..3, sc[2k + 1] for lanes 4..7 (madd multiplies the pair sums by them).
+template <int k>
+R1PI_INLINE __m256i sixteens_scales(__m128i sc) {
+  const __m128i pick = _mm_setr_epi8(2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1,
+                                     2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1,
+                                     2 * k + 1);
+  return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc, pick));
 }
 
 // Q4_1 and Q5_1 (x = d * q + m, q unsigned): the group is eight consecutive blocks, d_b = d * x.d,
@@ -93,6 +104,100 @@ struct Iq4XsPolicy : GroupPolicy<I, sizeof(block_iq4_xs), XSums::None> {
     return {_mm256_abs_epi8(w), w};
   }
   static R1PI_INLINE __m256 lanes(const W& w, __m256i x) { return lane_sums<I>(w.aw, _mm256_sign_epi8(x, w.w)); }
+};
+
+// Q2_K and Q3_K: block k (0..7) of a super-block is its half h = k / 4 and bit pair j = k % 4
+// (q23_K_layout.h): two low bits (qs[32h + l] >> 2j) & 3. d_b = d * x.d; the lanes are the pair
+// sums of q * x.q times their sub-block's scale (madd), exact.
+template <int k>
+R1PI_INLINE __m256i two_bits(const uint8_t* qs) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (k / 4)));
+  return _mm256_and_si256(_mm256_srli_epi16(raw, 2 * (k % 4)), _mm256_set1_epi8(3));
+}
+
+// Q2_K: scales[s] & 15 the scale, scales[s] >> 4 the min of sub-block s; lane k takes block k's min
+// part -(dmin * x.d) * (min_2k * the sum of its first 16 quants + min_2k+1 * its last 16's).
+// Pair sums of q * x.q (q <= 3) fit int16.
+template <class I>
+struct Q2_KPolicy : GroupPolicy<I, sizeof(block_q2_K), XSums::Halves> {
+  struct Head {
+    __m128i sc;  // the 16 scales
+    __m256 dw, dmin, mlo, mhi;
+  };
+  struct W {
+    __m256i q, s;
+  };
+  static R1PI_INLINE Head head(const uint8_t* g, const float* lut, int) {
+    const block_q2_K* sb = reinterpret_cast<const block_q2_K*>(g);
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb->scales));
+    const __m128i m0F = _mm_set1_epi8(0x0F);
+    // The mins of the even sub-blocks, then of the odd ones.
+    const __m128i mins = _mm_shuffle_epi8(_mm_and_si128(_mm_srli_epi16(raw, 4), m0F),
+                                          _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    return {_mm_and_si128(raw, m0F), _mm256_broadcast_ss(lut + sb->d), _mm256_broadcast_ss(lut + sb->dmin),
+            _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mins)),
+            _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mins, 8)))};
+  }
+  static R1PI_INLINE __m256 factors(const Head& h, __m256 dx) { return _mm256_mul_ps(h.dw, dx); }
+  template <int k>
+  static R1PI_INLINE W unpack(const Head& h, const uint8_t* g) {
+    return {two_bits<k>(reinterpret_cast<const block_q2_K*>(g)->qs), sixteens_scales<k>(h.sc)};
+  }
+  static R1PI_INLINE __m256 lanes(const W& w, __m256i x) {
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(w.q, x), w.s));
+  }
+  static R1PI_INLINE __m256 min_part(const Head& h, __m256 dx, __m256 s0, __m256 s1, __m256 acc) {
+    const __m256 m = _mm256_add_ps(_mm256_mul_ps(h.mlo, s0), _mm256_mul_ps(h.mhi, s1));
+    return _mm256_fnmadd_ps(_mm256_mul_ps(h.dmin, dx), m, acc);
+  }
+};
+
+// Q3_K: q = the two low bits, less 4 where bit 4h + j of hmask[l] is clear (-4..3); the scale of
+// sub-block s its 6-bit code - 32 (q23_K_layout.h), decoded for the 16 at once. The weights enter
+// unsigned, u = q + 4 (the two low bits and the high bit as 4), and each pair sum takes 4 (x0 + x1)
+// off (token(): once per token and block, for all rows): (u0 - 4) x0 + (u1 - 4) x1, within
+// 2 * 4 * 127, then madd by the scales.
+template <class I>
+struct Q3_KPolicy : GroupPolicy<I, sizeof(block_q3_K), XSums::None> {
+  struct Head {
+    __m128i sc;  // the 16 scales - 32, int8
+    __m256 dw;
+  };
+  struct W {
+    __m256i u, s;
+  };
+  struct TokenBlock {
+    __m256i x, pairs4;  // the quants; 4 (x0 + x1) per pair
+  };
+  static R1PI_INLINE TokenBlock token(__m256i x) { return {x, _mm256_maddubs_epi16(_mm256_set1_epi8(4), x)}; }
+  static R1PI_INLINE Head head(const uint8_t* g, const float* lut, int) {
+    const block_q3_K* sb = reinterpret_cast<const block_q3_K*>(g);
+    // scales[0..11] in bytes 0..11 (the 16 bytes end with d, inside the block).
+    const __m128i raw = _mm_srli_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb->scales - 2)), 2);
+    const __m128i m0F = _mm_set1_epi8(0x0F);
+    // Codes 0..7 the low nibbles of scales[0..7], codes 8..15 their high nibbles.
+    const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(raw, m0F), _mm_and_si128(_mm_srli_epi16(raw, 4), m0F));
+    // Code s's high two bits: bits 2 (s / 4) of scales[8 + s % 4] (each dword shifted by its own 2 (s / 4)).
+    const __m128i top = _mm_shuffle_epi8(raw, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
+    const __m128i high = _mm_and_si128(_mm_srlv_epi32(top, _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3));
+    const __m128i code = _mm_or_si128(low, _mm_slli_epi16(high, 4));
+    return {_mm_sub_epi8(code, _mm_set1_epi8(32)), _mm256_broadcast_ss(lut + sb->d)};
+  }
+  static R1PI_INLINE __m256 factors(const Head& h, __m256 dx) { return _mm256_mul_ps(h.dw, dx); }
+  // The high bit, bit 4h + j of each byte of hmask, moved to bit 2 (a 16-bit shift: the mask keeps
+  // only bits that stayed within their byte).
+  template <int k>
+  static R1PI_INLINE W unpack(const Head& h, const uint8_t* g) {
+    const block_q3_K* sb = reinterpret_cast<const block_q3_K*>(g);
+    constexpr int bit = 4 * (k / 4) + k % 4;
+    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->hmask));
+    const __m256i at2 = bit >= 2 ? _mm256_srli_epi16(hm, bit - 2) : _mm256_slli_epi16(hm, 2 - bit);
+    return {_mm256_or_si256(two_bits<k>(sb->qs), _mm256_and_si256(at2, _mm256_set1_epi8(4))), sixteens_scales<k>(h.sc)};
+  }
+  static R1PI_INLINE __m256 lanes(const W& w, const TokenBlock& x) {
+    const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(w.u, x.x), x.pairs4);
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, w.s));
+  }
 };
 
 }  // namespace
