@@ -10,7 +10,8 @@
 // Every weight matrix is replicated to fill >= 1 GiB and the iterations rotate through the copies,
 // so that B = 1 reads memory, not the last-level cache. Shapes are the 8B model's (4096 x 4096:
 // wq/wo; 14336 x 4096: w1/w3; 4096 x 14336: w2; 128256 x 4096 Q6_K: the output matrix; Q4_K
-// and Q5_K as in a Q4_K_M file; Q5_0 and IQ4_NL as llama-quantize's fallbacks).
+// and Q5_K as in a Q4_K_M file; Q5_0 and IQ4_NL as llama-quantize's fallbacks; Q4_1, Q5_1,
+// IQ4_XS, BF16, Q2_K and Q3_K at 4096 x 4096 beside Q4_0's).
 // Extra flags: --backends=avx2,scalar (default: all but scalar) --quick (fewer shapes)
 //   --chunk=N the shortest pool task in rows (default: linear.cpp's matmul_min_chunk).
 #include <benchmark/benchmark.h>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "ggml/bf16.h"
 #include "ggml/fp16.h"
 #include "ggml/ggml_type.h"
 #include "neon/kernels.h"
@@ -97,16 +99,32 @@ const WeightSet& weights(GgmlType t, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* row = m + size_t(r) * rb;
     if (r1pi::ggml_block_elements(t) == 32) {  // Q4_0, Q5_0, IQ4_NL: d leads the block
+      // (Q4_1, Q5_1: d, then m)
+      const bool with_m = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
       for (int64_t b = 0; b < cols / 32; ++b) {
-        const uint16_t d = r1pi::fp32_to_fp16(0.001f + float(next() % 1000) * 1e-5f);
-        std::memcpy(row + b * int64_t(r1pi::ggml_block_bytes(t)), &d, 2);
+        const uint16_t d[2] = {r1pi::fp32_to_fp16(0.001f + float(next() % 1000) * 1e-5f),
+                               r1pi::fp32_to_fp16(-0.01f + float(next() % 1000) * 1e-5f)};
+        std::memcpy(row + b * int64_t(r1pi::ggml_block_bytes(t)), d, with_m ? 4 : 2);
+      }
+    } else if (t == GgmlType::BF16) {  // every element a weight of realistic size
+      for (int64_t i = 0; i < cols; ++i) {
+        const uint16_t v = r1pi::fp32_to_bf16(float(int64_t(next() % 2001) - 1000) * 1e-5f);
+        std::memcpy(row + 2 * i, &v, 2);
+      }
+    } else if (t == GgmlType::Q2_K || t == GgmlType::Q3_K) {  // d (and dmin) end the block
+      for (int64_t b = 0; b < cols / 256; ++b) {
+        const uint16_t d[2] = {r1pi::fp32_to_fp16(0.0001f + float(next() % 1000) * 1e-7f),
+                               r1pi::fp32_to_fp16(0.0001f + float(next() % 1000) * 1e-7f)};
+        uint8_t* end = row + size_t(b + 1) * r1pi::ggml_block_bytes(t);
+        if (t == GgmlType::Q2_K) std::memcpy(end - 4, d, 4);
+        else std::memcpy(end - 2, d, 2);
       }
     } else if (t == GgmlType::Q6_K) {
       for (int64_t b = 0; b < cols / 256; ++b) {
         auto* blk = reinterpret_cast<r1pi::block_q6_K*>(row) + b;
         blk->d = r1pi::fp32_to_fp16(0.0001f + float(next() % 1000) * 1e-7f);
       }
-    } else {  // Q4_K, Q5_K: d and dmin lead the block
+    } else {  // Q4_K, Q5_K: d and dmin lead the block (IQ4_XS: d, then its high scale bits)
       for (int64_t b = 0; b < cols / 256; ++b) {
         const uint16_t d[2] = {r1pi::fp32_to_fp16(0.0001f + float(next() % 1000) * 1e-7f),
                                r1pi::fp32_to_fp16(0.0001f + float(next() % 1000) * 1e-7f)};
@@ -241,7 +259,10 @@ int main(int argc, char** argv) {
                                {GgmlType::Q4_0, 4096, 14336}, {GgmlType::Q6_K, 128256, 4096},
                                {GgmlType::Q4_K, 4096, 4096},  {GgmlType::Q4_K, 14336, 4096},
                                {GgmlType::Q5_K, 4096, 4096},  {GgmlType::Q5_0, 4096, 4096},
-                               {GgmlType::IQ4_NL, 4096, 4096}};
+                               {GgmlType::IQ4_NL, 4096, 4096}, {GgmlType::Q4_1, 4096, 4096},
+                               {GgmlType::Q5_1, 4096, 4096},  {GgmlType::IQ4_XS, 4096, 4096},
+                               {GgmlType::BF16, 4096, 4096},  {GgmlType::Q2_K, 4096, 4096},
+                               {GgmlType::Q3_K, 4096, 4096}};
   if (quick) matvec = {{GgmlType::Q4_0, 14336, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : matvec)
@@ -256,7 +277,10 @@ int main(int argc, char** argv) {
 
   const std::vector<int> batches = {1, 2, 4, 8, 9, 16, 64, 128};
   std::vector<Shape> batched = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096},
-                                {GgmlType::Q4_K, 4096, 4096}};
+                                {GgmlType::Q4_K, 4096, 4096}, {GgmlType::Q4_1, 4096, 4096},
+                                {GgmlType::Q5_1, 4096, 4096}, {GgmlType::IQ4_XS, 4096, 4096},
+                                {GgmlType::BF16, 4096, 4096}, {GgmlType::Q2_K, 4096, 4096},
+                                {GgmlType::Q3_K, 4096, 4096}};
   if (quick) batched = {{GgmlType::Q4_0, 4096, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : batched)
