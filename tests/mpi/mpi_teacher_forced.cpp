@@ -2,6 +2,7 @@
 //
 //   mpirun -np N mpi_teacher_forced MODEL [--tokens 128] [--chunk 32] [--threads 1]
 //                                         [--sync allgather|allreduce] [--min-agreement 0.99]
+//                                         [--max-diff-spread 0.1]
 //                                         [--ids-from greedy.runc.txt]
 //
 // Every rank loads its shard (Shard::for_rank, as r1pi's jobs) and runs ModelForward over one
@@ -34,7 +35,9 @@
 // probe. A real fault moves the logits far more: dropping one rank's partial in a single sync
 // (tiny, 2 ranks, layer 1's attention, first chunk only) gave max 1.77, 5x the bound, 59% of the
 // spread, and 93% top-1 agreement. The logits' spread in the one-rank run (their
-// standard deviation) is printed for scale: the difference must stay below 10% of it (3-4% here).
+// standard deviation) is printed for scale: the difference must stay below 10% of it (3-4% here;
+// --max-diff-spread: a mixture of experts' router flips an expert where two are near a tie, and
+// that position's logits jump further, as they do in the probes).
 //
 // Top-1 (argmax, ties to the lower id) must agree on at least --min-agreement of the positions. A
 // position can flip only where the one-rank margin between its best two logits is below twice
@@ -80,6 +83,7 @@ struct Args {
   int tokens = 128, chunk = 32, threads = 1;
   std::string sync = "allgather";
   double min_agreement = 0.99;
+  double max_diff_spread = 0.1;
   std::string ids_from;
 };
 
@@ -96,6 +100,7 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--threads") a.threads = std::stoi(value());
     else if (s == "--sync") a.sync = value();
     else if (s == "--min-agreement") a.min_agreement = std::stod(value());
+    else if (s == "--max-diff-spread") a.max_diff_spread = std::stod(value());
     else if (s == "--ids-from") a.ids_from = value();
     else if (!s.empty() && s[0] != '-' && a.model.empty()) a.model = s;
     else throw Error("unknown argument '" + s + "'");
@@ -359,7 +364,8 @@ int run(int argc, char** argv, const MpiWorld& world) {
     if (violations > 0) fail("combined partial sums outside the Q8_0 rounding budget");
     if (agreement < args.min_agreement) fail("top-1 agreement below the requirement");
     if (!(diff <= bound)) fail("logit difference above the bound");
-    if (!(diff <= 0.1 * spread)) fail("logit difference above 10% of the logits spread");
+    if (!(diff <= args.max_diff_spread * spread))
+      fail("logit difference above " + std::to_string(int(100 * args.max_diff_spread)) + "% of the logits spread");
     if (!(largest_probe > 0)) fail("the probes did not move the logits (is the sync wired in?)");
     if (verdict == 0) std::printf("PASS\n");
     std::fflush(stdout);
