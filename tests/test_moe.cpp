@@ -14,6 +14,7 @@
 #include "layers/moe_routing.h"
 #include "model/model_loader.h"
 #include "neon/kernels.h"
+#include "runtime/generator.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
 
@@ -208,6 +209,31 @@ TEST(MoeForward, FourRanksHoldAQuarterOfTheExperts) {
     for (const LayerWeights& L : m.weights.layers) EXPECT_EQ(L.router.bytes(), whole.weights.layers[0].router.bytes());
   }
   EXPECT_EQ(sum, all);
+}
+
+// Speculative decoding verifies drafts in batches, which group their tokens by expert: it must give
+// plain decoding's ids (a repetitive prompt, so that drafts are both accepted and rejected).
+TEST(MoeForward, SpeculativeDecodingGivesPlainDecodingsIds) {
+  // The whole tiny preset, seed 7 (tests/mpi's qwen3moe.gguf): its text repeats itself here.
+  const LoadedModel m = load_model(test::make_model_file(
+      "moe_tiny_seed7", {.arch = "qwen3moe", .preset = "tiny", .seed = 7, .progress = false}));
+  auto run = [&](bool speculate) {
+    ThreadPool pool(1);  // threads are SameBytesForAnyThreadsAndBatch's
+    NoSync sync;
+    ModelForward forward(m.config, m.weights, m.shard, 256, pool, sync);
+    LocalTokenSource source(forward);
+    GenerationOptions o;
+    o.n_predict = 48;
+    o.sampler.temperature = 0;
+    o.spec.enabled = speculate;
+    o.spec.cost = CostCurve::flat(16);  // draft whenever the history offers a continuation
+    o.spec.max_draft = 6;
+    return generate(source, *m.tokenizer, m.tokenizer->encode("the cat the cat the cat the cat the cat the cat", true, true), o, {});
+  };
+  const GenerationResult plain = run(false), spec = run(true);
+  EXPECT_EQ(spec.generated, plain.generated);
+  EXPECT_GT(spec.spec.accepted, 0);
+  EXPECT_LT(spec.spec.accepted, spec.spec.drafted);
 }
 
 }  // namespace

@@ -52,10 +52,13 @@ void LinearInput::ensure_q8_0(ThreadPool& pool, const Kernels& backend) {
   if (cols_ % QK8_0 != 0) throw Error("activation length " + std::to_string(cols_) +
                                       " is not a multiple of 32 (Q8_0 blocks)");
   q8_.resize(size_t(B_) * size_t(cols_ / QK8_0));
+  // Rows in chunks of at least 16384 floats (a few microseconds): a smaller input (a decode step,
+  // a mixture of experts' few tokens per expert) is quantised by the caller, not handed to the
+  // pool, whose hand-off would cost more than the work.
   pool.parallel_for(B_, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b)
       backend.quantize_row_q8_0(x_ + b * cols_, q8_.data() + b * (cols_ / QK8_0), cols_);
-  }, 1);
+  }, std::max<int64_t>(1, 16384 / cols_));
   check_q8_0_range(q8_, x_, cols_ / QK8_0, what_);
   q8_ready_ = true;
 }

@@ -187,7 +187,7 @@ void ModelForward::ffn_block(uint32_t l, const LayerWeights& L, const Batch& bat
 // choice (moe_routing.h); then every chosen expert once for all the tokens that chose it (grouped
 // by expert, experts in index order, tokens in batch order: each expert's weights are read once
 // per forward) on this rank's units of it; then each token's sum of its experts' outputs times
-// their weights, in the order of its choices. So no element depends on the batch: the grouped
+// their weights (axpy), in the order of its choices. So no element depends on the batch: the grouped
 // matmuls give each (row, token) element the bytes it has in any batch, and the sums are per token.
 void ModelForward::moe_ffn(uint32_t l, const LayerWeights& L, const Batch& batch) {
   const int B = batch.size(), E = int(config_.n_experts), k = int(config_.n_experts_used);
@@ -278,9 +278,7 @@ void ModelForward::moe_ffn(uint32_t l, const LayerWeights& L, const Batch& batch
     for (int i = 0; i < k; ++i) {
       const int row = choice_row_[size_t(b) * k + i];
       if (row < 0) continue;  // this rank holds none of that expert's units
-      const float w = choices_[size_t(b) * k + i].weight;
-      const float* y = &moe_y_[size_t(row) * dim];
-      for (int64_t j = 0; j < dim; ++j) d[j] += w * y[j];
+      kern_.axpy(d, choices_[size_t(b) * k + i].weight, &moe_y_[size_t(row) * dim], dim);
     }
   }
 }
