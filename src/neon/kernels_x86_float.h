@@ -164,13 +164,14 @@ R1PI_INLINE void weighted_tile(const WeightedSumArgs& a, int r0, int64_t i, int6
   }
   const float* p = a.p + r0 * a.p_stride;
   const size_t col = size_t(i) * row_elem_bytes(K);
+  constexpr int kTileBytes = W * 8 * row_elem_bytes(K);  // of each value row
   const uint8_t* row = a.v + size_t(t0) * a.v_row_bytes;
   const int64_t pf_end = a.T - pf_rows;  // no prefetch past the last position
   for (int64_t t = t0; t < t1; ++t, row += a.v_row_bytes) {
     if (Pf && t < pf_end) {
       const char* ahead = reinterpret_cast<const char*>(row + size_t(pf_rows) * a.v_row_bytes + col);
 #pragma GCC unroll 8
-      for (int l = 0; l < W * 8 * row_elem_bytes(K); l += 64) _mm_prefetch(ahead + l, _MM_HINT_T1);
+      for (int l = 0; l < kTileBytes; l += 64) _mm_prefetch(ahead + l, _MM_HINT_T1);
     }
     __m256 v[W];
 #pragma GCC unroll 8
