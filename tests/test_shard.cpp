@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,6 +57,47 @@ TEST(Shard, RanksTileEveryRangeEvenly) {
     check(&Shard::ffn, c.ffn_dim, c.ffn_block, "ffn");
     check(&Shard::vocab, c.n_vocab, 1, "vocab");
   }
+}
+
+// --shard-weights: each part within one unit of its share, contiguous and covering the count;
+// equal weights are the even split.
+TEST(Shard, WeightedPartsAreWithinOneUnitOfTheirShare) {
+  for (const ShardWeights& w : {ShardWeights{2, 1, 1}, ShardWeights{1, 1, 1, 2}, ShardWeights{31.2, 15.6},
+                                ShardWeights{5, 3, 2, 7, 1, 1, 4, 9}})
+    for (uint32_t count : {8u, 17u, 448u, 128256u}) {
+      double total = 0;
+      for (double x : w) total += x;
+      uint32_t next = 0;
+      for (int i = 0; i < int(w.size()); ++i) {
+        const Range r = split_weighted(count, w, i);
+        EXPECT_EQ(r.begin, next);
+        EXPECT_LT(std::abs(double(r.size()) - count * w[size_t(i)] / total), 1.0) << count << " part " << i;
+        next = r.end;
+      }
+      EXPECT_EQ(next, count);
+    }
+  for (int n = 1; n <= 8; ++n)
+    for (uint32_t count : {8u, 13u, 14336u})
+      for (int i = 0; i < n; ++i) {
+        const Range weighted = split_weighted(count, ShardWeights(size_t(n), 1.5), i), even = split_evenly(count, n, i);
+        EXPECT_EQ(weighted.begin, even.begin);
+        EXPECT_EQ(weighted.end, even.end);
+      }
+}
+
+TEST(Shard, WeightedPlanFollowsTheWeightsAndRefusesEmptyParts) {
+  const ModelConfig c = flagship();
+  const Shard big = Shard::for_rank(c, 0, 3, {2, 1, 1}), small = Shard::for_rank(c, 2, 3, {2, 1, 1});
+  EXPECT_EQ(big.kv_heads.size(), 4u);
+  EXPECT_EQ(small.kv_heads.size(), 2u);
+  EXPECT_EQ(big.ffn.size(), 7168u);  // half of 14336, on blocks of 32
+  EXPECT_EQ(small.vocab.size(), 32064u);
+  EXPECT_NE(error_of([&] { Shard::for_rank(c, 1, 3, {100, 1, 1}); }).find("rank 1 would hold none of the 8 KV heads"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_shard_weights("2,0,1", 3); }).find("'0' is not a positive number"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shard_weights("2,1", 3); }).find("2 weights for 3 ranks"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shard_weights("2,,1", 3); }).find("'' is not a positive number"), std::string::npos);
+  EXPECT_EQ(parse_shard_weights("31.2,15.6", 2), (ShardWeights{31.2, 15.6}));
 }
 
 TEST(Shard, RefusesCountsThatDoNotSplit) {

@@ -183,6 +183,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"allgather", "allreduce"}))->group(mpi);
   app.add_flag("--weights-from-root", o.weights_from_root,
                "rank 0 reads the model and sends every rank its slices")->group(mpi);
+  app.add_option("--shard-weights", o.shard_weights,
+                 "each rank's share of every split, e.g. 2,1,1 (mixed boards), or auto: each rank's read bandwidth")
+      ->group(mpi);
   app.add_flag("--check-ranks", o.check_ranks,
                "compare every layer's hidden state across ranks after each forward")->group(mpi);
   // --timings alone prints a line per forward; --timings FILE.csv writes the rows there instead.

@@ -18,11 +18,11 @@ Tokenizer load_tokenizer(const GgufFile& file) {
   }
 }
 
-LoadedModel describe_model(const GgufFile& file, int rank, int n_ranks) {
+LoadedModel describe_model(const GgufFile& file, int rank, int n_ranks, const ShardWeights& weights) {
   LoadedModel model;
   model.file_bytes = file.file_size();
   model.config = ModelConfig::from_gguf(file);
-  model.shard = Shard::for_rank(model.config, rank, n_ranks);
+  model.shard = Shard::for_rank(model.config, rank, n_ranks, weights);
   model.tokenizer = std::make_unique<Tokenizer>(load_tokenizer(file));
   // Every output row must be a token the tokenizer can print (llama.cpp requires the same): a
   // shorter token list would fail only when generation first picks one of the missing ids.
@@ -47,10 +47,10 @@ void load_weights(LoadedModel& model, const GgufFile& file, SliceSource& source,
   });
 }
 
-LoadedModel load_model(const std::string& path, bool progress, int rank, int n_ranks) {
+LoadedModel load_model(const std::string& path, bool progress, int rank, int n_ranks, const ShardWeights& weights) {
   GgufFile file = GgufFile::open(path);
   MappedSliceSource source(file);
-  LoadedModel model = describe_model(file, rank, n_ranks);
+  LoadedModel model = describe_model(file, rank, n_ranks, weights);
   load_weights(model, file, source, progress);
   file.release();
   return model;

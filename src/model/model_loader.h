@@ -31,7 +31,8 @@ struct LoadedModel {
 Tokenizer load_tokenizer(const GgufFile& file);
 
 // Reads the configuration and vocabulary and computes rank's shard of n_ranks (no weights yet).
-LoadedModel describe_model(const GgufFile& file, int rank = 0, int n_ranks = 1);
+// weights: the plan's (--shard-weights; empty: equal shares).
+LoadedModel describe_model(const GgufFile& file, int rank = 0, int n_ranks = 1, const ShardWeights& weights = {});
 // Copies the shard's weight slices from source. progress: a progress line on stderr (only when it
 // is a terminal).
 void load_weights(LoadedModel& model, const GgufFile& file, SliceSource& source, bool progress);
@@ -39,6 +40,6 @@ void load_weights(LoadedModel& model, const GgufFile& file, SliceSource& source,
 // Opens path, builds rank's shard of n_ranks from its mapping and releases it. Throws r1pi::Error
 // naming the file and the problem.
 LoadedModel load_model(const std::string& path, bool progress = false, int rank = 0,
-                       int n_ranks = 1);
+                       int n_ranks = 1, const ShardWeights& weights = {});
 
 }  // namespace r1pi

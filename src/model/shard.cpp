@@ -1,5 +1,7 @@
 #include "model/shard.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "common/error.h"
@@ -14,17 +16,72 @@ Range split_evenly(uint32_t count, int parts, int index) {
   return {begin, begin + base + (i < extra ? 1 : 0)};
 }
 
-Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks) {
+Range split_weighted(uint32_t count, const ShardWeights& weights, int index) {
+  double total = 0;
+  for (double w : weights) total += w;
+  std::vector<uint32_t> size(weights.size());
+  std::vector<std::pair<double, size_t>> remainder;  // (remainder, part)
+  uint32_t given = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const double exact = double(count) * weights[i] / total;
+    size[i] = std::min(count - given, uint32_t(std::floor(exact)));
+    given += size[i];
+    remainder.push_back({exact - std::floor(exact), i});
+  }
+  std::stable_sort(remainder.begin(), remainder.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; given < count; ++k, ++given) ++size[remainder[k % remainder.size()].second];
+  uint32_t begin = 0;
+  for (int i = 0; i < index; ++i) begin += size[size_t(i)];
+  return {begin, begin + size[size_t(index)]};
+}
+
+ShardWeights parse_shard_weights(const std::string& text, int n_ranks) {
+  ShardWeights weights;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    char* end = nullptr;
+    const double w = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != 0 || !std::isfinite(w) || w <= 0)
+      throw Error("--shard-weights " + text + ": '" + item + "' is not a positive number (one weight per rank, e.g. 2,1,1)");
+    weights.push_back(w);
+    at = comma + 1;
+  }
+  if (int(weights.size()) != n_ranks)
+    throw Error("--shard-weights " + text + ": " + std::to_string(weights.size()) + " weights for " +
+                std::to_string(n_ranks) + " ranks (give one per rank)");
+  return weights;
+}
+
+namespace {
+// A split of `count` units (`what`) for rank `rank`: even, or by the weights; a rank left
+// without a unit cannot hold its part of the layer.
+Range split(uint32_t count, int rank, int n_ranks, const ShardWeights& weights, const char* what) {
+  if (weights.empty()) return split_evenly(count, n_ranks, rank);
+  const Range r = split_weighted(count, weights, rank);
+  if (r.size() == 0)
+    throw Error("--shard-weights: rank " + std::to_string(rank) + " would hold none of the " + std::to_string(count) +
+                " " + what + " (every rank needs at least one: give it a larger weight)");
+  return r;
+}
+}  // namespace
+
+Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks, const ShardWeights& weights) {
   const uint32_t ffn_block = config.ffn_block;
   if (n_ranks < 1 || rank < 0 || rank >= n_ranks)
     throw Error("rank " + std::to_string(rank) + " of " + std::to_string(n_ranks) + " is not valid");
+  if (!weights.empty() && int(weights.size()) != n_ranks)
+    throw Error("--shard-weights: " + std::to_string(weights.size()) + " weights for " + std::to_string(n_ranks) + " ranks");
+  if (!weights.empty() && config.n_experts > 0)
+    throw Error("--shard-weights: a mixture-of-experts model is split evenly only (for now)");
   if (uint32_t(n_ranks) > config.n_kv_heads)
     throw Error("cannot split the model over " + std::to_string(n_ranks) + " ranks: it has only " +
                 std::to_string(config.n_kv_heads) + " KV heads (use at most " +
                 std::to_string(config.n_kv_heads) + " ranks)");
   Shard s;
-  s.kv_heads = split_evenly(config.n_kv_heads, n_ranks, rank);
-  s.vocab = split_evenly(config.n_vocab, n_ranks, rank);
+  s.kv_heads = split(config.n_kv_heads, rank, n_ranks, weights, "KV heads");
+  s.vocab = split(config.n_vocab, rank, n_ranks, weights, "vocabulary rows");
   if (config.n_experts > 0) {  // every layer's FFN is a mixture of experts: no dense FFN to split
     s.expert_units = expert_split(config, rank, n_ranks);
     return s;
@@ -32,7 +89,7 @@ Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks) {
   if (ffn_block == 0 || config.ffn_dim % ffn_block != 0 || config.ffn_dim / ffn_block < uint32_t(n_ranks))
     throw Error("cannot split the FFN of " + std::to_string(config.ffn_dim) + " units over " +
                 std::to_string(n_ranks) + " ranks in blocks of " + std::to_string(ffn_block));
-  const Range blocks = split_evenly(config.ffn_dim / ffn_block, n_ranks, rank);
+  const Range blocks = split(config.ffn_dim / ffn_block, rank, n_ranks, weights, "FFN blocks");
   s.ffn = {blocks.begin * ffn_block, blocks.end * ffn_block};
   return s;
 }
@@ -53,6 +110,18 @@ std::vector<Range> expert_split(const ModelConfig& config, int rank, int n_ranks
     held[e] = {r.begin * block, r.end * block};
   }
   return held;
+}
+
+std::string describe_plan(const ModelConfig& config, int n_ranks, const ShardWeights& weights) {
+  std::string text;
+  auto span = [](Range r, uint32_t unit) { return std::to_string(r.begin * unit) + "-" + std::to_string(r.end * unit - 1); };
+  for (int r = 0; r < n_ranks; ++r) {
+    const Shard s = Shard::for_rank(config, r, n_ranks, weights);
+    text += (r ? "; rank " : "rank ") + std::to_string(r) + ": KV heads " + span(s.kv_heads, 1);
+    if (s.ffn.size()) text += ", FFN units " + span(s.ffn, 1);
+    text += ", vocabulary " + span(s.vocab, 1);
+  }
+  return text;
 }
 
 }  // namespace r1pi

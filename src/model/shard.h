@@ -2,11 +2,15 @@
 // layer code only ever sees local sizes, so it does not care how many shards exist.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace r1pi {
 
 struct ModelConfig;
+
+// Each rank's share of every split (--shard-weights): one positive weight per rank; empty: equal.
+using ShardWeights = std::vector<double>;
 
 struct Range {
   uint32_t begin = 0, end = 0;
@@ -28,8 +32,10 @@ struct Shard {
   // config.ffn_block hidden units (so that every column-split FFN tensor splits on whole blocks)
   // and one vocabulary row; the experts' units as above. Any rank count from 1 to n_kv_heads
   // works, powers of two or not; more ranks than KV heads, fewer FFN blocks than ranks, or fewer
-  // expert blocks in a layer than ranks, is an r1pi::Error.
-  static Shard for_rank(const ModelConfig& config, int rank, int n_ranks);
+  // expert blocks in a layer than ranks, is an r1pi::Error. With weights (one per rank) each
+  // split's shares follow them instead (split_weighted); a rank left without a KV head, an FFN
+  // block or a vocabulary row is an r1pi::Error naming it.
+  static Shard for_rank(const ModelConfig& config, int rank, int n_ranks, const ShardWeights& weights = {});
 };
 
 // The units of each expert that rank `rank` of n_ranks holds (Shard::expert_units). Throws
@@ -39,5 +45,16 @@ std::vector<Range> expert_split(const ModelConfig& config, int rank, int n_ranks
 // [begin, end) of part `index` when `count` units are split into `parts` contiguous parts whose
 // sizes differ by at most one unit (the first count % parts parts get the extra unit).
 Range split_evenly(uint32_t count, int parts, int index);
+// Part `index` when `count` units are split into contiguous parts in proportion to `weights`: each
+// part is its exact share rounded down, and the units left over go one each to the parts with the
+// largest remainders (ties to the lower index), so every part is within one unit of its share.
+// Equal weights give split_evenly's parts.
+Range split_weighted(uint32_t count, const ShardWeights& weights, int index);
+
+// "2,1,1": the weights, one per rank, positive and finite; "" or "auto" are not parsed here.
+// Throws r1pi::Error naming what is wrong (a weight of 0, a count other than n_ranks).
+ShardWeights parse_shard_weights(const std::string& text, int n_ranks);
+// "rank 0: KV heads 0-3, FFN units 0-7167, vocabulary 0-64127; rank 1: ..." for the banner.
+std::string describe_plan(const ModelConfig& config, int n_ranks, const ShardWeights& weights);
 
 }  // namespace r1pi

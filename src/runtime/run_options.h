@@ -35,6 +35,7 @@ struct RunOptions {
   // Multi-rank jobs.
   std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices
+  std::string shard_weights;       // each rank's share: "" equal, "2,1,1", or "auto" (read bandwidth)
   bool check_ranks = false;        // compare every layer's hidden state across ranks
   bool timings = false;            // per-token Pred/Sync lines (rank 0)
   bool timings_all = false;        // ... from every rank

@@ -2,6 +2,7 @@
 //
 //   mpirun -np N mpi_teacher_forced MODEL [--tokens 128] [--chunk 32] [--threads 1]
 //                                         [--sync allgather|allreduce] [--min-agreement 0.99]
+//                                         [--shard-weights 2,1,1]
 //                                         [--max-diff-spread 0.1]
 //                                         [--ids-from greedy.runc.txt]
 //
@@ -85,6 +86,7 @@ struct Args {
   double min_agreement = 0.99;
   double max_diff_spread = 0.1;
   std::string ids_from;
+  std::string shard_weights;  // the plan's weights (r1pi's --shard-weights); empty: equal shares
 };
 
 Args parse_args(int argc, char** argv) {
@@ -102,6 +104,7 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--min-agreement") a.min_agreement = std::stod(value());
     else if (s == "--max-diff-spread") a.max_diff_spread = std::stod(value());
     else if (s == "--ids-from") a.ids_from = value();
+    else if (s == "--shard-weights") a.shard_weights = value();
     else if (!s.empty() && s[0] != '-' && a.model.empty()) a.model = s;
     else throw Error("unknown argument '" + s + "'");
   }
@@ -279,7 +282,8 @@ int run(int argc, char** argv, const MpiWorld& world) {
   std::optional<LoadedModel> shard;
   std::string error;
   try {
-    shard = load_model(args.model, false, rank, n_ranks);
+    const ShardWeights weights = args.shard_weights.empty() ? ShardWeights{} : parse_shard_weights(args.shard_weights, n_ranks);
+    shard = load_model(args.model, false, rank, n_ranks, weights);
   } catch (const Error& e) {
     error = e.what();
   }

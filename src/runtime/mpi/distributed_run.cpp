@@ -16,6 +16,7 @@
 #include "model/model_fingerprint.h"
 #include "model/weight_slices.h"
 #include "runtime/mpi/q8_0_sync.h"
+#include "runtime/mpi/shard_weights.h"
 #include "runtime/mpi/rank_agreement.h"
 #include "runtime/mpi/rank_roles.h"
 #include "runtime/mpi/rank_watchdog.h"
@@ -64,15 +65,15 @@ void report_ranks(const MpiWorld& world, const LoadedModel& model, uint64_t kv_b
 }  // namespace
 
 std::optional<LoadedModel> load_shards(const std::string& path, bool weights_from_root,
-                                       const MpiWorld& world) {
-  if (weights_from_root) return load_from_root(path, world);
+                                       const MpiWorld& world, const ShardWeights& weights) {
+  if (weights_from_root) return load_from_root(path, world, weights);
   std::optional<LoadedModel> loaded;
   Fingerprint fingerprint{};
   std::string error;
   try {
     GgufFile file = GgufFile::open(path);
     fingerprint = model_fingerprint(file);
-    loaded = describe_model(file, world.rank(), world.size());
+    loaded = describe_model(file, world.rank(), world.size(), weights);
     loaded->fingerprint = fingerprint;
     MappedSliceSource source(file);
     load_weights(*loaded, file, source, world.is_root());
@@ -114,10 +115,15 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
   const int n_ranks = world.size();
   const auto start = std::chrono::steady_clock::now();
 
-  // ---- every rank loads its shard; all agree that all succeeded ----
-  std::optional<LoadedModel> loaded = load_shards(o.model_path, o.weights_from_root, world);
+  // ---- the plan's weights, then every rank loads its shard; all agree that all succeeded ----
+  const std::optional<ShardWeights> weights = agree_shard_weights(o.shard_weights, o.threads, world);
+  if (!weights) return 1;
+  std::optional<LoadedModel> loaded = load_shards(o.model_path, o.weights_from_root, world, *weights);
   if (!loaded) return 1;
   LoadedModel& model = *loaded;
+  // The plan decides the sums' rounding, so the sha256 belongs to it: shown whenever it is not even.
+  if (world.is_root() && !weights->empty())
+    std::fprintf(stderr, "plan: %s\n", describe_plan(model.config, n_ranks, *weights).c_str());
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

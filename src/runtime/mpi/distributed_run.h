@@ -23,7 +23,7 @@ int run_distributed(const RunOptions& options, const MpiWorld& world, const Sess
 // Every rank loads its shard of path (or receives it from rank 0); nothing when any rank failed or
 // the ranks opened different files (rank 0 printed why).
 std::optional<LoadedModel> load_shards(const std::string& path, bool weights_from_root,
-                                       const MpiWorld& world);
+                                       const MpiWorld& world, const ShardWeights& weights = {});
 
 // What one rank computes with: its threads, the partial-sum exchange, the forward pass and KV cache.
 struct RankEngine {

@@ -89,14 +89,14 @@ GgufFile share_header(const std::string& path, const MpiWorld& world) {
 
 }  // namespace
 
-std::optional<LoadedModel> load_from_root(const std::string& path, const MpiWorld& world) {
+std::optional<LoadedModel> load_from_root(const std::string& path, const MpiWorld& world, const ShardWeights& weights) {
   // ---- header and configuration on every rank; all agree before any weight moves ----
   std::optional<GgufFile> file;
   LoadedModel model;
   std::string error;
   try {
     file.emplace(share_header(path, world));
-    model = describe_model(*file, world.rank(), world.size());
+    model = describe_model(*file, world.rank(), world.size(), weights);
   } catch (const Error& e) {
     error = e.what();
   }
@@ -111,7 +111,7 @@ std::optional<LoadedModel> load_from_root(const std::string& path, const MpiWorl
   MappedSliceSource mapped(*file);
   std::vector<uint8_t> buffer;
   for (int r = 1; r < world.size(); ++r)
-    for (const TensorSlice& s : plan_slices(*file, model.config, Shard::for_rank(model.config, r, world.size()))) {
+    for (const TensorSlice& s : plan_slices(*file, model.config, Shard::for_rank(model.config, r, world.size(), weights))) {
       buffer.resize(s.bytes());
       mapped.read(s, buffer.data());
       send_bytes(buffer.data(), buffer.size(), r);

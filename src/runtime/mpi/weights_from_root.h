@@ -11,6 +11,7 @@ namespace r1pi {
 
 // Collective: rank 0 loads path and sends every other rank its slices; they receive them. Returns
 // nothing on every rank when any rank failed before the transfer (rank 0 has printed why).
-std::optional<LoadedModel> load_from_root(const std::string& path, const MpiWorld& world);
+std::optional<LoadedModel> load_from_root(const std::string& path, const MpiWorld& world,
+                                          const ShardWeights& weights = {});
 
 }  // namespace r1pi
