@@ -115,6 +115,25 @@ R1PI_INLINE __m256i two_bits(const uint8_t* qs) {
   return _mm256_and_si256(_mm256_srli_epi16(raw, 2 * (k % 4)), _mm256_set1_epi8(3));
 }
 
+// AVX-512 (kBlockPairs): blocks k and k + 1 (k even) in one 512-bit register, lanes 0..7 and
+// 8..15: their two bits, and their four sub-blocks' scales as int16 (sc[2k] .. sc[2k + 3], eight
+// each).
+template <int k>
+R1PI_INLINE __m512i two_bits2(const uint8_t* qs) {
+  const __m512i raw = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (k / 4))));
+  constexpr short j = 2 * (k % 4);
+  const __m512i by = _mm512_inserti64x4(_mm512_set1_epi16(j), _mm256_set1_epi16(j + 2), 1);
+  return _mm512_and_si512(_mm512_srlv_epi16(raw, by), _mm512_set1_epi8(3));
+}
+
+template <int k>
+R1PI_INLINE __m512i sixteens_scales2(__m128i sc) {
+  const __m512i first = _mm512_setr_epi32(0, 0, 0, 0, 0x10001, 0x10001, 0x10001, 0x10001, 0x20002, 0x20002,
+                                          0x20002, 0x20002, 0x30003, 0x30003, 0x30003, 0x30003);
+  return _mm512_permutexvar_epi16(_mm512_add_epi16(first, _mm512_set1_epi16(2 * k)),
+                                  _mm512_castsi256_si512(_mm256_cvtepi8_epi16(sc)));
+}
+
 // Q2_K: scales[s] & 15 the scale, scales[s] >> 4 the min of sub-block s; lane k takes block k's min
 // part -(dmin * x.d) * (min_2k * the sum of its first 16 quants + min_2k+1 * its last 16's).
 // Pair sums of q * x.q (q <= 3) fit int16.
@@ -145,6 +164,19 @@ struct Q2_KPolicy : GroupPolicy<I, sizeof(block_q2_K), XSums::Halves> {
   }
   static R1PI_INLINE __m256 lanes(const W& w, __m256i x) {
     return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(w.q, x), w.s));
+  }
+  static constexpr bool kBlockPairs = true;
+  struct W2 {
+    __m512i q, s;
+  };
+  using TokenPair = __m512i;
+  static R1PI_INLINE __m512i token2(__m512i x) { return x; }
+  template <int k>
+  static R1PI_INLINE W2 unpack2(const Head& h, const uint8_t* g) {
+    return {two_bits2<k>(reinterpret_cast<const block_q2_K*>(g)->qs), sixteens_scales2<k>(h.sc)};
+  }
+  static R1PI_INLINE __m512 lanes2(const W2& w, __m512i x) {
+    return _mm512_cvtepi32_ps(_mm512_madd_epi16(_mm512_maddubs_epi16(w.q, x), w.s));
   }
   static R1PI_INLINE __m256 min_part(const Head& h, __m256 dx, __m256 s0, __m256 s1, __m256 acc) {
     const __m256 m = _mm256_add_ps(_mm256_mul_ps(h.mlo, s0), _mm256_mul_ps(h.mhi, s1));
@@ -197,6 +229,31 @@ struct Q3_KPolicy : GroupPolicy<I, sizeof(block_q3_K), XSums::None> {
   static R1PI_INLINE __m256 lanes(const W& w, const TokenBlock& x) {
     const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(w.u, x.x), x.pairs4);
     return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, w.s));
+  }
+  static constexpr bool kBlockPairs = true;
+  struct W2 {
+    __m512i u, s;
+  };
+  struct TokenPair {
+    __m512i x, pairs4;
+  };
+  static R1PI_INLINE TokenPair token2(__m512i x) { return {x, _mm512_maddubs_epi16(_mm512_set1_epi8(4), x)}; }
+  // Block k's high bit is bit 4h + j of hmask's bytes, block k + 1's the next.
+  template <int k>
+  static R1PI_INLINE W2 unpack2(const Head& h, const uint8_t* g) {
+    const block_q3_K* sb = reinterpret_cast<const block_q3_K*>(g);
+    constexpr short bit = 4 * (k / 4) + k % 4;
+    const __m512i hm = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb->hmask)));
+    __m512i at2;
+    if constexpr (bit >= 2)
+      at2 = _mm512_srlv_epi16(hm, _mm512_inserti64x4(_mm512_set1_epi16(bit - 2), _mm256_set1_epi16(bit - 1), 1));
+    else
+      at2 = _mm512_sllv_epi16(hm, _mm512_inserti64x4(_mm512_set1_epi16(2 - bit), _mm256_set1_epi16(1 - bit), 1));
+    return {_mm512_or_si512(two_bits2<k>(sb->qs), _mm512_and_si512(at2, _mm512_set1_epi8(4))), sixteens_scales2<k>(h.sc)};
+  }
+  static R1PI_INLINE __m512 lanes2(const W2& w, const TokenPair& x) {
+    const __m512i pairs = _mm512_sub_epi16(_mm512_maddubs_epi16(w.u, x.x), x.pairs4);
+    return _mm512_cvtepi32_ps(_mm512_madd_epi16(pairs, w.s));
   }
 };
 
