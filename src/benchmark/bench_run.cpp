@@ -100,7 +100,9 @@ void check_spec_twins(std::vector<TestResult>& results) {
 BenchModel describe_bench_model(const LoadedModel& model, int n_ranks, const char* backend) {
   const ModelConfig& c = model.config;
   const uint64_t dim = c.dim, q_dim = uint64_t(c.n_heads) * c.head_dim;
-  const uint64_t per_layer = dim * q_dim * 2 + dim * c.kv_dim() * 2 + 3 * dim * c.ffn_dim + 2 * dim;
+  // The FFN: dense, or every expert and the router (a mixture of experts).
+  const uint64_t ffn = c.n_experts ? (3 * uint64_t(c.expert_ffn_dim) + 1) * dim * c.n_experts : 3 * dim * c.ffn_dim;
+  const uint64_t per_layer = dim * q_dim * 2 + dim * c.kv_dim() * 2 + ffn + 2 * dim;
   BenchModel m;
   m.params = uint64_t(c.n_vocab) * dim * (c.tied_output ? 1 : 2) + c.n_layers * per_layer + dim;
   char size[16];
@@ -116,11 +118,17 @@ BenchModel describe_bench_model(const LoadedModel& model, int n_ranks, const cha
   m.file_bytes = model.file_bytes;
   m.backend = backend;
   m.n_ranks = n_ranks;
-  // A decode forward reads every matrix of the shard once (token_embd: one row, left out).
+  // A decode forward reads every matrix of the shard once (token_embd: one row, left out); of the
+  // experts only the chosen ones, expected n_experts_used / n_experts of their bytes.
   m.weight_bytes_per_token = w.output.bytes();
-  for (const LayerWeights& l : w.layers)
+  for (const LayerWeights& l : w.layers) {
     m.weight_bytes_per_token += l.wq.bytes() + l.wk.bytes() + l.wv.bytes() + l.wo.bytes() +
-                                l.w1.bytes() + l.w2.bytes() + l.w3.bytes();
+                                l.w1.bytes() + l.w2.bytes() + l.w3.bytes() + l.router.bytes();
+    uint64_t experts = 0;
+    for (const std::vector<Matrix>* v : {&l.gate_exps, &l.up_exps, &l.down_exps})
+      for (const Matrix& e : *v) experts += e.bytes();
+    if (c.n_experts) m.weight_bytes_per_token += experts * c.n_experts_used / c.n_experts;
+  }
   return m;
 }
 

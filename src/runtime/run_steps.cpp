@@ -42,10 +42,16 @@ void print_banner(const LoadedModel& m, const RunOptions& o, int n_ctx, int thre
   if (!o.session)
     std::snprintf(sampling, sizeof sampling, ", seed %llu, temp %.2f", (unsigned long long)o.sampler.seed,
                   o.sampler.temperature);
+  // A mixture of experts: its experts' size and how many run per token, not the unused dense width.
+  char ffn[64];
+  if (c.n_experts)
+    std::snprintf(ffn, sizeof ffn, "ffn %u experts of %u, %u per token", c.n_experts, c.expert_ffn_dim, c.n_experts_used);
+  else
+    std::snprintf(ffn, sizeof ffn, "ffn %u", c.ffn_dim);
   std::fprintf(stderr,
-               "model: %s | dim %u, %u layers, %u/%u heads, ffn %u, vocab %u | %.1f MB on rank 0, "
+               "model: %s | dim %u, %u layers, %u/%u heads, %s, vocab %u | %.1f MB on rank 0, "
                "loaded in %.2f s\nrun: %d rank%s x %d threads, %s kernels, context %d%s%s, KV cache %s %.1f MB%s\n",
-               printable_text(c.name).c_str(), c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.n_vocab,
+               printable_text(c.name).c_str(), c.dim, c.n_layers, c.n_heads, c.n_kv_heads, ffn, c.n_vocab,
                m.weights.total_bytes() / 1e6, load_seconds, n_ranks, n_ranks > 1 ? "s" : "", threads,
                kernels().name, n_ctx, slots, sampling, o.kv_type.c_str(), kv_bytes / 1e6, n_ranks > 1 ? " on rank 0" : "");
 }
