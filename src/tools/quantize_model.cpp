@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
@@ -64,6 +65,10 @@ Target parse_target(const std::string& name) {
 
 GgmlType type_for(const Target& t, const GgufTensorInfo& info, uint32_t n_layers, uint32_t gqa) {
   const bool output = info.name == "output.weight";
+  // A mixture of experts' router stays as it is (F32 from the converter), as llama-quantize leaves it.
+  const std::string_view router = ".ffn_gate_inp.weight";
+  if (info.name.size() >= router.size() && info.name.compare(info.name.size() - router.size(), router.size(), router) == 0)
+    return info.type;
   if (t.mix) return mix_tensor_type(*t.mix, info.name, layer_of(info.name), n_layers, output, gqa);
   // llama-quantize gives output.weight Q6_K for every block type but Q8_0 (and Q6_K itself).
   const bool low_bits = ggml_block_elements(t.type) > 1 && t.type != GgmlType::Q8_0;
