@@ -111,10 +111,9 @@ R1PI_INLINE void min_tile(const uint8_t* const* rows, const uint8_t* x, size_t x
       for (int t = 0; t < T; ++t)
         _mm256_store_ps(e[r][t], P::factors(head[r], _mm256_loadu_ps(pp.dx + size_t(t) * pp.stride + b)));
     }
-    if constexpr (P::Isa::kVectorRegisters == 32 && P::kBlockPairs) {
+    if constexpr (P::Isa::kVectorRegisters == 32 && P::kBlockPairs && !kTail) {
       // AVX-512, blocks k and k + 1 in one 512-bit register (lanes 0..7 and 8..15): the weights'
-      // and the lanes' integer work once for both, then each block's fma in turn, as above.
-      static_assert(!P::kPartialGroups);
+      // and the lanes' integer work once for both, then each block's fma in turn, as below.
       static_for<4>([&]<int kp>() {
         constexpr int k = 2 * kp;
         typename P::TokenPair xv[T];

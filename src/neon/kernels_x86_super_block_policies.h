@@ -58,15 +58,47 @@ struct Min32Policy : GroupPolicy<I, 8 * Q::kBlockBytes, XSums::Block, true> {
   static R1PI_INLINE __m256 min_part(const Head& h, __m256 dx, __m256 s0, __m256, __m256 acc) {
     return _mm256_fmadd_ps(_mm256_mul_ps(h.m, dx), s0, acc);
   }
+  // AVX-512 (whole groups): blocks k and k + 1 at once.
+  static constexpr bool kBlockPairs = true;
+  using TokenPair = __m512i;
+  static R1PI_INLINE __m512i token2(__m512i x) { return x; }
+  template <int k>
+  static R1PI_INLINE __m512i unpack2(const Head&, const uint8_t* g) {
+    return Q::quants2(g + k * Q::kBlockBytes);
+  }
+  static R1PI_INLINE __m512 lanes2(__m512i q, __m512i x) {
+    return _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, x));
+  }
 };
+
+// Two consecutive blocks' nibbles (qs at p and at p + B), each half as q4_nibbles makes it.
+template <int64_t B>
+R1PI_INLINE __m512i q4_nibbles2(const uint8_t* p) {
+  const __m512i raw = _mm512_inserti64x4(
+      _mm512_castsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))),
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + B))), 1);
+  const __m512i by = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
+  return _mm512_and_si512(_mm512_srlv_epi32(raw, by), _mm512_set1_epi8(0x0F));
+}
 
 struct Q4_1Quants {
   static constexpr int64_t kBlockBytes = sizeof(block_q4_1);
   static R1PI_INLINE __m256i quants(const uint8_t* blk) { return q4_nibbles(blk + 4); }
+  static R1PI_INLINE __m512i quants2(const uint8_t* blk) { return q4_nibbles2<kBlockBytes>(blk + 4); }
 };
+// Q5_1's fifth bits for two blocks: each block's qh spread as in q5_quants, tested into a mask.
 struct Q5_1Quants {
   static constexpr int64_t kBlockBytes = sizeof(block_q5_1);
   static R1PI_INLINE __m256i quants(const uint8_t* blk) { return q5_quants(blk + 4, blk + 8); }
+  static R1PI_INLINE __m512i quants2(const uint8_t* blk) {
+    const __m512i qh = _mm512_inserti64x4(_mm512_set1_epi32(int32_t(load_u32(blk + 4))),
+                                          _mm256_set1_epi32(int32_t(load_u32(blk + kBlockBytes + 4))), 1);
+    const __m512i spread = _mm512_shuffle_epi8(
+        qh, _mm512_broadcast_i64x4(_mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2,
+                                                    2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3)));
+    const __mmask64 high = _mm512_test_epi8_mask(spread, _mm512_set1_epi64(int64_t(0x8040201008040201ull)));
+    return _mm512_or_si512(q4_nibbles2<kBlockBytes>(blk + 8), _mm512_maskz_mov_epi8(high, _mm512_set1_epi8(0x10)));
+  }
 };
 
 template <class I>
