@@ -109,6 +109,7 @@ void check_fits(const ModelConfig& s, const ModelConfig& b, const std::string& p
   need(b.n_heads / b.n_kv_heads >= s.n_heads / s.n_kv_heads, "more query heads per KV head");
   need(b.ffn_dim >= s.ffn_dim, "FFN " + std::to_string(s.ffn_dim) + " > " + std::to_string(b.ffn_dim));
   need(s.rope_freq_factors.empty(), "RoPE frequency scaling is not supported");
+  need(s.n_experts == 0 && b.n_experts == 0, "a mixture of experts is not supported (inflate embeds dense models)");
 }
 
 }  // namespace
