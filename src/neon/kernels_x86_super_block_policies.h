@@ -136,6 +136,26 @@ struct Iq4XsPolicy : GroupPolicy<I, sizeof(block_iq4_xs), XSums::None> {
     return {_mm256_abs_epi8(w), w};
   }
   static R1PI_INLINE __m256 lanes(const W& w, __m256i x) { return lane_sums<I>(w.aw, _mm256_sign_epi8(x, w.w)); }
+  // AVX-512: blocks k and k + 1 at once, the levels offset by 128 (unsigned) and 128 times each
+  // lane's sum of x taken off by the sums' start (token2, once per token and pair).
+  static constexpr bool kBlockPairs = true;
+  struct TokenPair {
+    __m512i x, start;  // start: -128 * (x0 + x1 + x2 + x3) per lane
+  };
+  static R1PI_INLINE TokenPair token2(__m512i x) {
+    const __m512i zero = _mm512_setzero_si512();
+    return {x, _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(int8_t(0x80)), x))};
+  }
+  template <int k>
+  static R1PI_INLINE __m512i unpack2(const Head&, const uint8_t* g) {
+    const __m128i levels = _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)),
+                                        _mm_set1_epi8(int8_t(0x80)));
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(levels),
+                               q4_nibbles2<16>(reinterpret_cast<const block_iq4_xs*>(g)->qs + 16 * k));
+  }
+  static R1PI_INLINE __m512 lanes2(__m512i u, const TokenPair& x) {
+    return _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(x.start, u, x.x));
+  }
 };
 
 // Q2_K and Q3_K: block k (0..7) of a super-block is its half h = k / 4 and bit pair j = k % 4
