@@ -45,7 +45,7 @@ ModelForward::ModelForward(const ModelConfig& config, const ModelWeights& weight
     : config_(config), weights_(weights), kern_(kern), shard_(shard), pool_(pool), sync_(sync),
       cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size()), int(config.head_dim), kv_type, n_seqs),
       rope_(config, n_ctx),
-      n_q_local_(int(shard.kv_heads.size() * (config.n_heads / config.n_kv_heads))),
+      n_q_local_(int(shard.q_heads.size())),
       n_kv_local_(int(shard.kv_heads.size())) {}
 
 void ModelForward::resize(int B) {

@@ -30,6 +30,19 @@ Range split_weighted(uint32_t count, const ShardWeights& weights, int index) {
   }
   std::stable_sort(remainder.begin(), remainder.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (size_t k = 0; given < count; ++k, ++given) ++size[remainder[k % remainder.size()].second];
+  // A part left empty (its share under one unit) takes a unit from the part furthest above its
+  // share, when there are units enough: a rank without a head or block could not run its layers.
+  for (size_t i = 0; i < size.size() && count >= size.size(); ++i) {
+    if (size[i] > 0) continue;
+    size_t from = 0;
+    double surplus = -1e300;
+    for (size_t j = 0; j < size.size(); ++j) {
+      const double s = double(size[j]) - double(count) * weights[j] / total;
+      if (size[j] > 1 && s > surplus) from = j, surplus = s;
+    }
+    --size[from];
+    ++size[i];
+  }
   uint32_t begin = 0;
   for (int i = 0; i < index; ++i) begin += size[size_t(i)];
   return {begin, begin + size[size_t(index)]};
@@ -55,15 +68,9 @@ ShardWeights parse_shard_weights(const std::string& text, int n_ranks) {
 }
 
 namespace {
-// A split of `count` units (`what`) for rank `rank`: even, or by the weights; a rank left
-// without a unit cannot hold its part of the layer.
-Range split(uint32_t count, int rank, int n_ranks, const ShardWeights& weights, const char* what) {
-  if (weights.empty()) return split_evenly(count, n_ranks, rank);
-  const Range r = split_weighted(count, weights, rank);
-  if (r.size() == 0)
-    throw Error("--shard-weights: rank " + std::to_string(rank) + " would hold none of the " + std::to_string(count) +
-                " " + what + " (every rank needs at least one: give it a larger weight)");
-  return r;
+// A split of `count` units for rank `rank`: even, or by the weights.
+Range split(uint32_t count, int rank, int n_ranks, const ShardWeights& weights) {
+  return weights.empty() ? split_evenly(count, n_ranks, rank) : split_weighted(count, weights, rank);
 }
 }  // namespace
 
@@ -75,13 +82,26 @@ Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks, const Sh
     throw Error("--shard-weights: " + std::to_string(weights.size()) + " weights for " + std::to_string(n_ranks) + " ranks");
   if (!weights.empty() && config.n_experts > 0)
     throw Error("--shard-weights: a mixture-of-experts model is split evenly only (for now)");
-  if (uint32_t(n_ranks) > config.n_kv_heads)
+  if (uint32_t(n_ranks) > config.n_heads)
     throw Error("cannot split the model over " + std::to_string(n_ranks) + " ranks: it has only " +
-                std::to_string(config.n_kv_heads) + " KV heads (use at most " +
-                std::to_string(config.n_kv_heads) + " ranks)");
+                std::to_string(config.n_heads) + " query heads (use at most " + std::to_string(config.n_heads) +
+                " ranks)");
   Shard s;
-  s.kv_heads = split(config.n_kv_heads, rank, n_ranks, weights, "KV heads");
-  s.vocab = split(config.n_vocab, rank, n_ranks, weights, "vocabulary rows");
+  const uint32_t group = config.n_heads / config.n_kv_heads;
+  if (uint32_t(n_ranks) <= config.n_kv_heads) {
+    s.kv_heads = split(config.n_kv_heads, rank, n_ranks, weights);
+    s.q_heads = {s.kv_heads.begin * group, s.kv_heads.end * group};
+  } else {
+    // The ranks of KV head k: split_evenly(n_ranks, n_kv_heads, k), a run of at most `group` ranks.
+    for (uint32_t k = 0; k < config.n_kv_heads; ++k) {
+      const Range ranks = split_evenly(uint32_t(n_ranks), int(config.n_kv_heads), int(k));
+      if (uint32_t(rank) < ranks.begin || uint32_t(rank) >= ranks.end) continue;
+      const Range part = split_evenly(group, int(ranks.size()), rank - int(ranks.begin));
+      s.kv_heads = {k, k + 1};
+      s.q_heads = {k * group + part.begin, k * group + part.end};
+    }
+  }
+  s.vocab = split(config.n_vocab, rank, n_ranks, weights);
   if (config.n_experts > 0) {  // every layer's FFN is a mixture of experts: no dense FFN to split
     s.expert_units = expert_split(config, rank, n_ranks);
     return s;
@@ -89,7 +109,7 @@ Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks, const Sh
   if (ffn_block == 0 || config.ffn_dim % ffn_block != 0 || config.ffn_dim / ffn_block < uint32_t(n_ranks))
     throw Error("cannot split the FFN of " + std::to_string(config.ffn_dim) + " units over " +
                 std::to_string(n_ranks) + " ranks in blocks of " + std::to_string(ffn_block));
-  const Range blocks = split(config.ffn_dim / ffn_block, rank, n_ranks, weights, "FFN blocks");
+  const Range blocks = split(config.ffn_dim / ffn_block, rank, n_ranks, weights);
   s.ffn = {blocks.begin * ffn_block, blocks.end * ffn_block};
   return s;
 }
@@ -118,6 +138,7 @@ std::string describe_plan(const ModelConfig& config, int n_ranks, const ShardWei
   for (int r = 0; r < n_ranks; ++r) {
     const Shard s = Shard::for_rank(config, r, n_ranks, weights);
     text += (r ? "; rank " : "rank ") + std::to_string(r) + ": KV heads " + span(s.kv_heads, 1);
+    if (uint32_t(n_ranks) > config.n_kv_heads) text += ", query heads " + span(s.q_heads, 1);
     if (s.ffn.size()) text += ", FFN units " + span(s.ffn, 1);
     text += ", vocabulary " + span(s.vocab, 1);
   }

@@ -18,7 +18,9 @@ struct Range {
 };
 
 struct Shard {
-  Range kv_heads;   // KV heads held (with their query heads, the rows of wq/wk/wv, columns of wo)
+  Range kv_heads;   // KV heads held (the rows of wk/wv; their keys and values in this rank's cache)
+  Range q_heads;    // query heads held (the rows of wq, columns of wo): those of the KV heads, or
+                    // with more ranks than KV heads a part of one KV head's
   Range ffn;        // hidden units of the FFN (rows of w1/w3, columns of w2)
   Range vocab;      // rows of the output matrix
   // Mixture of experts: the hidden units held of each expert (rows of its gate and up, columns of
@@ -31,10 +33,13 @@ struct Shard {
   // Rank `rank` of n_ranks: contiguous ranges, balanced to within one KV head, one block of
   // config.ffn_block hidden units (so that every column-split FFN tensor splits on whole blocks)
   // and one vocabulary row; the experts' units as above. Any rank count from 1 to n_kv_heads
-  // works, powers of two or not; more ranks than KV heads, fewer FFN blocks than ranks, or fewer
-  // expert blocks in a layer than ranks, is an r1pi::Error. With weights (one per rank) each
-  // split's shares follow them instead (split_weighted); a rank left without a KV head, an FFN
-  // block or a vocabulary row is an r1pi::Error naming it.
+  // works, powers of two or not. Beyond the KV heads, up to the query heads, the ranks share KV
+  // heads: KV head k goes to split_evenly(n_ranks, n_kv_heads, k) ranks in a row, each of them
+  // computing its keys and values and holding a contiguous part of its query heads (so every
+  // rank holds exactly one KV head). More ranks than query heads, fewer FFN blocks than ranks, or
+  // fewer expert blocks in a layer than ranks, is an r1pi::Error. With weights (one per rank) each
+  // split's shares follow them instead (split_weighted; beyond the KV heads, the FFN's and the
+  // vocabulary's).
   static Shard for_rank(const ModelConfig& config, int rank, int n_ranks, const ShardWeights& weights = {});
 };
 
@@ -47,8 +52,9 @@ std::vector<Range> expert_split(const ModelConfig& config, int rank, int n_ranks
 Range split_evenly(uint32_t count, int parts, int index);
 // Part `index` when `count` units are split into contiguous parts in proportion to `weights`: each
 // part is its exact share rounded down, and the units left over go one each to the parts with the
-// largest remainders (ties to the lower index), so every part is within one unit of its share.
-// Equal weights give split_evenly's parts.
+// largest remainders (ties to the lower index), so every part is within one unit of its share;
+// then, when count >= the parts, a part left empty takes a unit from the part furthest above its
+// share (every rank must hold a head, a block and a row). Equal weights give split_evenly's parts.
 Range split_weighted(uint32_t count, const ShardWeights& weights, int index);
 
 // "2,1,1": the weights, one per rank, positive and finite; "" or "auto" are not parsed here.

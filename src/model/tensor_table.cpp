@@ -61,9 +61,9 @@ uint64_t dim_size(const ModelConfig& c, Dim dim) {
 }
 
 ElementRange unit_elements(const ModelConfig& c, const Shard& shard, Unit unit, uint32_t expert) {
-  const int64_t hd = c.head_dim, group = c.n_heads / c.n_kv_heads;
+  const int64_t hd = c.head_dim;
   switch (unit) {
-    case Unit::QueryHeads: return {shard.kv_heads.begin * group * hd, shard.kv_heads.end * group * hd};
+    case Unit::QueryHeads: return {shard.q_heads.begin * hd, shard.q_heads.end * hd};
     case Unit::KvHeads: return {shard.kv_heads.begin * hd, shard.kv_heads.end * hd};
     case Unit::FfnUnits: return {shard.ffn.begin, shard.ffn.end};
     case Unit::VocabRows: return {shard.vocab.begin, shard.vocab.end};

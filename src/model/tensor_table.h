@@ -36,7 +36,7 @@ enum class Dim : uint8_t {
 // the ranks then add their partial sums).
 enum class Unit : uint8_t {
   None,        // replicated
-  QueryHeads,  // the query heads of the rank's KV heads (head_dim each)
+  QueryHeads,  // the rank's query heads (head_dim each)
   KvHeads,     // the rank's KV heads (head_dim each)
   FfnUnits,    // the rank's FFN hidden units (whole blocks of every column-split FFN tensor)
   VocabRows,   // the rank's vocabulary rows

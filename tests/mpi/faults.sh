@@ -392,9 +392,9 @@ case "$case_name" in
       "$PER_RANK" "$R1PI" -p hi -n 4
     ;;
   too-many-ranks)
-    refused 5 "error: " "cannot split the model over 5 ranks: it has only 4 KV heads" -- \
+    refused 9 "error: " "cannot split the model over 9 ranks: it has only 8 query heads" -- \
       "$R1PI" -m "$tiny" -p hi -n 4
-    refused 5 "cannot split the model over 5 ranks: it has only 4 KV heads" -- \
+    refused 9 "cannot split the model over 9 ranks: it has only 8 query heads" -- \
       "$R1PI" -m "$tiny" -p hi -n 4 --weights-from-root
     ;;
   missing-file)

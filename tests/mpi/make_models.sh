@@ -8,6 +8,8 @@
 #   uneven-tied.gguf the same shape without output.weight (logits from token_embd's rows; such a
 #                    random model mostly repeats its input token, so only the logits test uses it)
 #   qwen2.gguf       qwen2's tiny preset (q/k/v biases, RoPE over halves), seed 7
+#   qwen2-kv2.gguf   qwen2's tiny preset with 8 query heads on 2 KV heads (biases of shared KV heads):
+#                    on 5 ranks KV head 0 goes to 3 ranks, KV head 1 to 2
 #   qwen3.gguf       qwen3's tiny preset (per-head q/k norm, head size 64 = 2 x dim / heads), seed 7
 #   qwen3moe.gguf    qwen3moe's tiny preset (16 experts of 96 units = 3 Q4_0 blocks, 4 per token: on
 #                    4 ranks each rank holds none of a quarter of the experts), seed 7
@@ -28,6 +30,7 @@ uneven=(--preset tiny --seed 11 --dim 384 --layers 3 --heads 12 --kv-heads 6 --f
 "$mk" make --no-progress "${uneven[@]}" --output-type q4_0 -o "$out/uneven.gguf"
 "$mk" make --no-progress "${uneven[@]}" --tied -o "$out/uneven-tied.gguf"
 "$mk" make --no-progress --arch qwen2 --preset tiny --seed 7 -o "$out/qwen2.gguf"
+"$mk" make --no-progress --arch qwen2 --preset tiny --seed 7 --heads 8 --kv-heads 2 -o "$out/qwen2-kv2.gguf"
 "$mk" make --no-progress --arch qwen3 --preset tiny --seed 7 -o "$out/qwen3.gguf"
 "$mk" make --no-progress --arch qwen3moe --preset tiny --seed 7 -o "$out/qwen3moe.gguf"
 kquant=(--preset tiny --seed 7 --dim 1024 --layers 2 --heads 16 --kv-heads 4 --ffn 2048)

@@ -3,8 +3,9 @@
 #   - rank 0 prints the weights and the plan; with --check-ranks every rank holds the same hidden
 #     states after every layer; the plan's sha256 is the same for -t 1 and 2, another batch size,
 #     --weights-from-root and a repeated run (it is the plan's: the docs say so);
-#   - auto: each rank's read bandwidth as the weights, printed, ranks identical;
-#   - refused, naming the problem: a weight of 0, a count other than NP, a rank left without a KV head.
+#   - auto: each rank's read bandwidth as the weights, printed, ranks identical; weights far apart
+#     (1000 to 1) still leave every rank a KV head;
+#   - refused, naming the problem: a weight of 0, a count other than NP.
 source "$(dirname "$0")/lib.sh"
 model=$R1PI_MPI_MODELS/${1:?usage: shard_weights.sh MODEL NP WEIGHTS}
 np=${2:?usage: shard_weights.sh MODEL NP WEIGHTS}
@@ -25,6 +26,8 @@ for variant in "-t 2" "-t 1 -b 3" "-t 1 --weights-from-root" "-t 1"; do
   run "weighted${variant// /}" --shard-weights "$weights" "${extra[@]}"
   [ -z "$sha" ] || { [ "$sha" = "$ref" ] && pass "$variant: the plan's sha256" || fail "$variant: sha256 $sha != $ref"; }
 done
+run lopsided --shard-weights "1000$(printf ',1%.0s' $(seq 2 "$np"))" -t 1
+[ -n "$sha" ] && pass "weights 1000 to 1: every rank still holds a part" || fail "weights 1000 to 1 failed"
 every_configuration && {
   run auto --shard-weights auto -t 1
   grep -Eq '^shard weights: [0-9.]+(,[0-9.]+)+ \(each rank' "$work/auto.log" && pass "auto: the measured weights are printed" ||
@@ -39,5 +42,4 @@ refused() {
 }
 refused "a weight of 0" "'0' is not a positive number" "0$(printf ',1%.0s' $(seq 2 "$np"))"
 refused "$((np + 1)) weights" "$((np + 1)) weights for $np ranks" "1$(printf ',1%.0s' $(seq 1 "$np"))"
-refused "a rank without a KV head" "would hold none of the" "1000$(printf ',1%.0s' $(seq 2 "$np"))"
 finish
