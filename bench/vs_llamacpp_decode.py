@@ -10,6 +10,10 @@ means, and each tool's share of the read bandwidth (tok/s x matrix bytes per tok
 bandwidth measured by bench/read_bandwidth at the same threads before the rounds).
 
   bench/vs_llamacpp_decode.py -m llama8b.gguf qwen3-8b.gguf -t 2 -n 32 --rounds 5
+
+With --prompt P the rounds time prefill instead (llama-bench's ppP): P tokens of a fixed text (llama.cpp:
+the first P of its tokenization; r1pi: the text cut to P tokens or a few less, its count printed) in
+batches of 512 for both, tok/s of the whole prompt.
 """
 import argparse
 import json
@@ -38,6 +42,7 @@ def main():
     p.add_argument("-t", "--threads", type=int, default=2)
     p.add_argument("-n", type=int, default=32, help="tokens decoded per run")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--prompt", type=int, default=0, help="time a prefill of this many tokens instead of decode")
     a = p.parse_args()
     build = runs.build_dir(a.build)
     npm = os.path.join(build, "test-scratch", "npm-llamacpp")
@@ -48,24 +53,43 @@ def main():
         dst.write(src.read())
     bandwidth = runs.read_bandwidth(build, a.threads)
     rates = {m: {"r1pi": [], "llama.cpp": []} for m in a.models}
+    # The prefill's text: the sentence llamacpp_decode.mjs repeats, cut to --prompt tokens by r1pi's
+    # own tokenizer (the same Llama 3 BPE as llama.cpp's on these files).
+    prompt_text = {}
+    for m in a.models if a.prompt else []:
+        text = "The history of the sky's colour is a story of light, air and the eye. " * (a.prompt // 8 + 1)
+        while True:
+            out, _ = runs.checked([os.path.join(build, "r1pi-model"), "tokenize", "-m", m, "--ids", "-p", text])
+            n = len(out.split())
+            if n <= a.prompt:
+                break
+            text = text[:int(len(text) * a.prompt / n) - 1]
+        prompt_text[m] = text
+        runs.progress("%s: r1pi's prompt is %d tokens" % (os.path.basename(m), n))
     # Round 0 is a warm-up, not reported: the first read of a file that is not in the page cache
     # comes from the disk (a third of the rate here).
     for r in range(-1, a.rounds):
         for m in a.models:
             tools = ["r1pi", "llama.cpp"] if r % 2 == 0 else ["llama.cpp", "r1pi"]
             for tool in tools:
-                if tool == "r1pi":
+                if tool == "r1pi" and a.prompt:
+                    _, err = runs.checked([os.path.join(build, "r1pi"), "-m", m, "-p", prompt_text[m], "-n", 1,
+                                           "--temp", 0, "-b", 512, "-c", a.prompt + 64, "-t", a.threads])
+                    rate = runs.r1pi_summary(err)["prefill"]
+                elif tool == "r1pi":
                     _, err = runs.checked([os.path.join(build, "r1pi"), "-m", m, "-p", "Why is the sky blue?",
                                            "-n", a.n, "--temp", 0, "--ignore-eos", "-t", a.threads])
                     rate = runs.r1pi_summary(err)["decode"]
                 else:
-                    out, _ = runs.checked(["node", script, m, a.threads, a.n])
-                    rate = json.loads(out.strip().splitlines()[-1])["decode_tok_s"]
+                    out, _ = runs.checked(["node", script, m, a.threads, 0 if a.prompt else a.n] +
+                                          ([a.prompt] if a.prompt else []))
+                    rate = json.loads(out.strip().splitlines()[-1])["prefill_tok_s" if a.prompt else "decode_tok_s"]
                 if r >= 0:
                     rates[m][tool].append(rate)
                 runs.progress("round %d %s %s: %.2f tok/s" % (r + 1, os.path.basename(m), tool, rate))
-    print("threads %d, %d tokens per run, %d rounds, read bandwidth %.1f GB/s, %s\n"
-          % (a.threads, a.n, a.rounds, bandwidth or 0, runs.uptime()))
+    what = "prefill of %d tokens in batches of 512" % a.prompt if a.prompt else "%d tokens decoded" % a.n
+    print("threads %d, %s per run, %d rounds, read bandwidth %.1f GB/s, %s\n"
+          % (a.threads, what, a.rounds, bandwidth or 0, runs.uptime()))
     print("| model | GB per token | r1pi tok/s | llama.cpp tok/s | r1pi / llama.cpp | r1pi share | llama.cpp share |")
     print("|---|---|---|---|---|---|---|")
     for m in a.models:
