@@ -24,8 +24,8 @@ finish() {
 # every_configuration: true unless the build is a sanitizer's (R1PI_SANITIZED=1, set by
 # tests/mpi/CMakeLists.txt), where a script runs one configuration per code path: the other
 # twins check bytes, which the normal build does.
-# R1PI_PATHS_ONLY=1 asks the same of a normal build's test (the rank counts past the KV heads: the
-# repeats' bytes are np 2-4's business).
+# R1PI_PATHS_ONLY=1 asks the same of a normal build's test (the rank counts past the KV heads, the
+# mixture of experts: the repeats' bytes are the dense models' at np 2-4).
 every_configuration() { [ "${R1PI_SANITIZED:-0}" != 1 ] && [ "${R1PI_PATHS_ONLY:-0}" != 1 ]; }
 
 # job NP LOG ARGS...: scripts/mpirun -np NP -- ARGS... with a hard limit (a hang is a failure, not
