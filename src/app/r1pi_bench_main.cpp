@@ -205,8 +205,8 @@ int main(int argc, char** argv) {
   app.add_option("-r,--repetitions", o.repetitions, "timed runs per test, after one warm-up")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("-o,--output", format, "md, csv, json or jsonl")->capture_default_str();
-  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather or allreduce")
-      ->check(CLI::IsMember({"allgather", "allreduce"}))->capture_default_str();
+  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather, allreduce or direct")
+      ->check(CLI::IsMember({"allgather", "allreduce", "direct"}))->capture_default_str();
   // llama-bench spells them -pg and -ctk, one-dash names CLI11 2.1 cannot declare.
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::string& a : args) {

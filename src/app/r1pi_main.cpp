@@ -179,8 +179,8 @@ int main(int argc, char** argv) {
                  "KV cache type: f32 (exact, default), f16 or q8_0 (half or a quarter of the bytes, approximate)")
       ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
   auto* mpi = "multi-rank (mpirun) options";
-  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather or allreduce")
-      ->check(CLI::IsMember({"allgather", "allreduce"}))->group(mpi);
+  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather, allreduce or direct")
+      ->check(CLI::IsMember({"allgather", "allreduce", "direct"}))->group(mpi);
   app.add_flag("--weights-from-root", o.weights_from_root,
                "rank 0 reads the model and sends every rank its slices")->group(mpi);
   app.add_option("--shard-weights", o.shard_weights,

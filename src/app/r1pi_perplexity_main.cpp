@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--kv-type", o.kv_type, "KV cache type: f32 (exact, default), f16 or q8_0")
       ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
   auto* mpi = "multi-rank (mpirun) options";
-  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather or allreduce")
-      ->check(CLI::IsMember({"allgather", "allreduce"}))->group(mpi);
+  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather, allreduce or direct")
+      ->check(CLI::IsMember({"allgather", "allreduce", "direct"}))->group(mpi);
   app.add_flag("--weights-from-root", o.weights_from_root, "rank 0 reads the model and sends every rank its slices")
       ->group(mpi);
   app.add_flag("--check-ranks", o.check_ranks, "compare every layer's hidden state across ranks after each forward")

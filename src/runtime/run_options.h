@@ -33,7 +33,7 @@ struct RunOptions {
   std::string spec_cost;         // c(B) from this file instead of the cache or a measurement
   std::string kv_type = "f32";     // the KV cache's type: f32 (exact), f16, q8_0
   // Multi-rank jobs.
-  std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce
+  std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce | direct
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices
   std::string shard_weights;       // each rank's share: "" equal, "2,1,1", or "auto" (read bandwidth)
   bool check_ranks = false;        // compare every layer's hidden state across ranks

@@ -2,8 +2,8 @@
 # consistency.sh MODEL NP: r1pi on NP ranks is deterministic and its ranks agree.
 #   - with --check-ranks every rank holds bit-identical hidden states after every layer of every
 #     forward (r1pi compares digests and aborts otherwise; the test asserts its summary line);
-#   - the sha256 of the greedy tokens is the same for -t 1, 2 and 3, for --sync allgather and
-#     allreduce, for --weights-from-root, for another prefill batch size and for a repeated run;
+#   - the sha256 of the greedy tokens is the same for -t 1, 2 and 3, for --sync allgather,
+#     allreduce and direct, for --weights-from-root, for another prefill batch size and for a repeated run;
 #   - sampled runs (--seed 42; --top-k 40, and --top-k 0: every rank sends all its rows) repeat
 #     with other threads, sync, batch size and --weights-from-root.
 #   Under a sanitizer (lib.sh's every_configuration) the repeats that cover no new code are left out.
@@ -35,6 +35,7 @@ every_configuration && same "$ref" greedy-repeat --temp 0 -t 1
 if [ "$np" -gt 1 ]; then
   every_configuration && same "$ref" greedy-allreduce --temp 0 -t 1 --sync allreduce
   same "$ref" greedy-allreduce-t2 --temp 0 -t 2 --sync allreduce
+  same "$ref" greedy-direct --temp 0 -t 1 --sync direct
   same "$ref" greedy-from-root --temp 0 -t 1 --weights-from-root
   grep -q "^rank $((np - 1)): shard [0-9.]* MB, KV cache [0-9.]* MB, peak RSS [0-9.]* MB$" \
     "$work/greedy-from-root.log" && pass "memory report lists rank $((np - 1))" \

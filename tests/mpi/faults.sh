@@ -412,8 +412,8 @@ case "$case_name" in
     ;;
   mismatched-options)
     run=("$R1PI" -m "$tiny" -p hi -n 4 -t 1)
-    refused 1 "error: rank 1 was started with --sync allreduce, rank 0 with allgather" -- \
-      "${run[@]}" --sync allgather : -np 1 "${run[@]}" --sync allreduce
+    refused 1 "error: rank 1 was started with --sync direct, rank 0 with allreduce" -- \
+      "${run[@]}" --sync allreduce : -np 1 "${run[@]}" --sync direct
     R1PI_TEST_RANK1_ARGS="--check-ranks" \
       refused 2 "error: rank 1 was started with --check-ranks on, rank 0 with off" -- "$PER_RANK" "${run[@]}"
     R1PI_TEST_RANK0_ARGS="--check-ranks" \

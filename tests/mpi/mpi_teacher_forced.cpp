@@ -1,7 +1,7 @@
 // Teacher-forced agreement of an N-rank job with one rank (run under mpirun, N >= 2):
 //
 //   mpirun -np N mpi_teacher_forced MODEL [--tokens 128] [--chunk 32] [--threads 1]
-//                                         [--sync allgather|allreduce] [--min-agreement 0.99]
+//                                         [--sync allgather|allreduce|direct] [--min-agreement 0.99]
 //                                         [--shard-weights 2,1,1]
 //                                         [--max-diff-spread 0.1]
 //                                         [--ids-from greedy.runc.txt]

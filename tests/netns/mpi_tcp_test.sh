@@ -80,7 +80,7 @@ fi
 echo "namespaces: one rank on each of r1n0..r1n3 ($((SECONDS - start)) s)"
 
 status=0
-for sync in allgather allreduce; do
+for sync in allgather allreduce direct; do
   extra=()
   [ $sync = allreduce ] && extra=(--check-ranks)
   if ! mpirun_tcp "$r1pi" "${run_args[@]}" --sync $sync "${extra[@]}" >"$work/tcp.out" 2>"$work/tcp.err"; then

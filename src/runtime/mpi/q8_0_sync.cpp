@@ -14,6 +14,10 @@ namespace r1pi {
 
 namespace {
 
+// The direct exchange's messages; a tag of their own, apart from the watchdog's pings. Messages
+// between two ranks with one tag arrive in the order sent, so consecutive syncs cannot mix.
+constexpr int kPartialSumTag = 7501;
+
 // Merges rank slots: bytewise OR of whole Q8_0 blocks. Exactly associative and commutative.
 void merge_slots(void* in, void* inout, int* len, MPI_Datatype*) {
   const uint8_t* a = static_cast<const uint8_t*>(in);
@@ -46,7 +50,8 @@ MPI_Op q8_0_slot_merge_op() {
 SyncMethod parse_sync_method(const std::string& name) {
   if (name == "allreduce") return SyncMethod::Allreduce;
   if (name == "allgather") return SyncMethod::Allgather;
-  throw Error("unknown sync method '" + name + "' (allreduce or allgather)");
+  if (name == "direct") return SyncMethod::Direct;
+  throw Error("unknown sync method '" + name + "' (allreduce, allgather or direct)");
 }
 
 Q8_0Sync::Q8_0Sync(SyncMethod method, int rank, int n_ranks)
@@ -64,8 +69,9 @@ void Q8_0Sync::reduce_sum(float* x, int B, int64_t n) {
   all_.resize(size_t(blocks) * size_t(n_ranks_));
 
   // ---- this rank's partial rows as Q8_0 ----
-  block_q8_0* mine = method_ == SyncMethod::Allreduce ? all_.data() + rank_ * blocks
-                                                     : (mine_.resize(size_t(blocks)), mine_.data());
+  // (allreduce and direct quantise into their own slot of all_; allgather needs a separate row)
+  block_q8_0* mine = method_ != SyncMethod::Allgather ? all_.data() + rank_ * blocks
+                                                      : (mine_.resize(size_t(blocks)), mine_.data());
   for (int b = 0; b < B; ++b) kern.quantize_row_q8_0(x + b * n, mine + b * (n / QK8_0), n);
 
   // ---- every rank's partials to every rank ----
@@ -76,6 +82,22 @@ void Q8_0Sync::reduce_sum(float* x, int B, int64_t n) {
     complete("the ranks' partial sums", [&](MPI_Request* r) {
       return MPI_Iallreduce(MPI_IN_PLACE, all_.data(), int(blocks * n_ranks_), q8_0_datatype(),
                             q8_0_slot_merge_op(), MPI_COMM_WORLD, r);
+    });
+  } else if (method_ == SyncMethod::Direct) {
+    complete_all("the ranks' partial sums", [&](std::vector<MPI_Request>& requests) {
+      // Receives first, so that no message waits for its buffer; sends go to rank+1, rank+2, ...
+      // so that the ranks do not all send to rank 0 first.
+      for (int step = 1; step < n_ranks_; ++step) {
+        const int from = (rank_ - step + n_ranks_) % n_ranks_;
+        requests.emplace_back();
+        MPI_Irecv(all_.data() + from * blocks, int(blocks), q8_0_datatype(), from, kPartialSumTag,
+                  MPI_COMM_WORLD, &requests.back());
+      }
+      for (int step = 1; step < n_ranks_; ++step) {
+        requests.emplace_back();
+        MPI_Isend(mine, int(blocks), q8_0_datatype(), (rank_ + step) % n_ranks_, kPartialSumTag,
+                  MPI_COMM_WORLD, &requests.back());
+      }
     });
   } else {
     complete("the ranks' partial sums", [&](MPI_Request* r) {

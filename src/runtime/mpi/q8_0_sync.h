@@ -8,9 +8,12 @@
 //              op is exactly associative and commutative: any reduction tree (recursive doubling,
 //              ring, Rabenseifner, ...) yields the same bytes, namely every rank's blocks.
 //   allgather: MPI_Allgather of the Q8_0 rows (distributed-llama's formulation).
-// Both leave every rank holding all partials; each rank then dequantises and adds them in rank
-// order 0, 1, ..., n-1. Hence the result is bit-identical on every rank, identical for both
-// methods, and independent of message sizes and of the transport.
+//   direct:    every rank sends its rows to every other rank at once and receives theirs, one round
+//              of point-to-point messages (no collective algorithm's rounds: on a switch each board's
+//              n-1 messages share its link, and the latency is paid once).
+// All leave every rank holding all partials; each rank then dequantises and adds them in rank
+// order 0, 1, ..., n-1. Hence the result is bit-identical on every rank, identical for every
+// method, and independent of message sizes and of the transport.
 #pragma once
 #include <mpi.h>
 
@@ -27,8 +30,8 @@ namespace r1pi {
 MPI_Datatype q8_0_datatype();
 MPI_Op q8_0_slot_merge_op();
 
-enum class SyncMethod { Allreduce, Allgather };
-SyncMethod parse_sync_method(const std::string& name);  // "allreduce" | "allgather"
+enum class SyncMethod { Allreduce, Allgather, Direct };
+SyncMethod parse_sync_method(const std::string& name);  // "allreduce" | "allgather" | "direct"
 
 struct SyncStats {
   double seconds = 0;     // wall time inside reduce_sum (quantise, MPI, sum)

@@ -56,8 +56,8 @@ std::string on_off(int32_t v) { return v ? "on" : "off"; }
 // Each of these changes which collectives a rank runs (or, for the context, which control
 // messages it accepts): ranks that differ would wait for each other forever.
 const SharedOption kSharedOptions[] = {
-    {"--sync", [](const RunOptions& o) { return int32_t(o.sync == "allreduce"); },
-     [](int32_t v) { return std::string(v ? "allreduce" : "allgather"); }},
+    {"--sync", [](const RunOptions& o) { return int32_t(o.sync == "allreduce" ? 1 : o.sync == "direct" ? 2 : 0); },
+     [](int32_t v) { return std::string(v == 1 ? "allreduce" : v == 2 ? "direct" : "allgather"); }},
     {"--weights-from-root", [](const RunOptions& o) { return int32_t(o.weights_from_root); }, on_off},
     {"--check-ranks", [](const RunOptions& o) { return int32_t(o.check_ranks); }, on_off},
     {"-c/--ctx-size", [](const RunOptions& o) { return int32_t(o.ctx_size); },

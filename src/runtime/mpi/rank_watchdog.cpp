@@ -39,8 +39,8 @@ void answer_pings() {
 }
 
 // The ranks that have not answered a ping within `grace` seconds, answering pings meanwhile; stops
-// early when the request completes (whoever was late has caught up: *done is then set).
-std::vector<int> silent_ranks(MPI_Request& request, double grace, int* done) {
+// early when the requests complete (whoever was late has caught up: *done is then set).
+std::vector<int> silent_ranks(std::vector<MPI_Request>& requests, double grace, int* done) {
   static int32_t round = 0;
   ++round;
   int me = 0, n = 1;
@@ -67,7 +67,7 @@ std::vector<int> silent_ranks(MPI_Request& request, double grace, int* done) {
       if (std::all_of(answered.begin(), answered.end(), [](bool a) { return a; })) break;
       continue;
     }
-    MPI_Test(&request, done, MPI_STATUS_IGNORE);
+    MPI_Testall(int(requests.size()), requests.data(), done, MPI_STATUSES_IGNORE);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   for (MPI_Request& p : pings) MPI_Request_free(&p);  // a silent rank's ping may never be taken
@@ -97,20 +97,15 @@ std::vector<int> silent_ranks(MPI_Request& request, double grace, int* done) {
   std::_Exit(1);
 }
 
-}  // namespace
-
-void set_rank_timeout(double seconds) { g_rank_timeout = seconds; }
-double rank_timeout() { return g_rank_timeout; }
-
-void complete(const char* what, const std::function<int(MPI_Request*)>& start, bool idle) {
-  MPI_Request request;
-  start(&request);
+// Waits until every request has completed, as complete() describes; the ping and timeout logic
+// sees the requests as one exchange.
+void wait_all(const char* what, std::vector<MPI_Request>& requests, bool idle) {
   int done = 0;
   const Clock::time_point begin = Clock::now();
   // A sync between ranks that keep pace takes well under 2 ms: test without sleeping (yielding to
   // any other runnable thread), so that the common case gains no latency.
   while (!done && seconds_since(begin) < 2e-3) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
     if (!done) sched_yield();
   }
   // Longer waits sleep between tests: a rank waiting for a slow or lost peer costs no core.
@@ -119,14 +114,31 @@ void complete(const char* what, const std::function<int(MPI_Request*)>& start, b
     answer_pings();
     const double waited = seconds_since(begin);
     if (!idle && waited > g_rank_timeout) {
-      const std::vector<int> silent = silent_ranks(request, std::min(5.0, g_rank_timeout), &done);
+      const std::vector<int> silent = silent_ranks(requests, std::min(5.0, g_rank_timeout), &done);
       if (done) break;
       end_job(what, seconds_since(begin), silent);
     }
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::microseconds(1000));
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
   }
+}
+
+}  // namespace
+
+void set_rank_timeout(double seconds) { g_rank_timeout = seconds; }
+double rank_timeout() { return g_rank_timeout; }
+
+void complete(const char* what, const std::function<int(MPI_Request*)>& start, bool idle) {
+  std::vector<MPI_Request> requests(1);
+  start(&requests[0]);
+  wait_all(what, requests, idle);
+}
+
+void complete_all(const char* what, const std::function<void(std::vector<MPI_Request>&)>& start) {
+  std::vector<MPI_Request> requests;
+  start(requests);
+  wait_all(what, requests, /*idle=*/false);
 }
 
 }  // namespace r1pi

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <vector>
 
 #include "runtime/run_options.h"
 
@@ -22,5 +23,9 @@ double rank_timeout();
 // and which ranks went silent. idle: a wait that may rightly last for ever (a worker waiting for the
 // next request of a chat or server session, while people type): no limit, pings still answered.
 void complete(const char* what, const std::function<int(MPI_Request*)>& start, bool idle = false);
+
+// The same for several requests that together make one exchange (point-to-point sends and
+// receives to every peer): start appends them; returns when all have completed.
+void complete_all(const char* what, const std::function<void(std::vector<MPI_Request>&)>& start);
 
 }  // namespace r1pi
