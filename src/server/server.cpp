@@ -88,11 +88,13 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
   if (on_listening) on_listening(port);
 
   std::vector<std::unique_ptr<Running>> running(static_cast<size_t>(n_slots));
-  // Frees the slots whose generation ended (the engine's thread: the caches are still then).
-  auto reap = [&] {
+  // Frees the slots whose generation ended (the engine's thread: the caches are still then); all:
+  // every slot, once no generation is a member of the batches any more (each thread's last steps
+  // after leaving are short, and it must be joined before it is destroyed).
+  auto reap = [&](bool all) {
     for (int i = 0; i < n_slots; ++i) {
       std::unique_ptr<Running>& r = running[size_t(i)];
-      if (!r || !r->finished) continue;
+      if (!r || (!all && !r->finished)) continue;
       r->thread.join();
       slots.finish(i, int(source.cached(i).size()));
       r.reset();
@@ -134,7 +136,7 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
   };
 
   while (!stop()) {
-    reap();
+    reap(false);
     const bool slot_free = std::any_of(running.begin(), running.end(), [](const auto& r) { return !r; });
     const bool idle = batcher.members() == 0;
     if (slot_free) {
@@ -149,7 +151,7 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
   }
   // Stopping: each generation ends at its next token (stop() is in its cancelled), through the batches.
   while (batcher.members() > 0) batcher.run(std::chrono::milliseconds(100));
-  reap();
+  reap(true);
   for (const std::shared_ptr<Job>& waiting : queue.close()) waiting->fail("the server is shutting down");
   http.stop();
   listener.join();

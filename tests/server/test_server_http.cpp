@@ -110,7 +110,16 @@ class ScriptedServer {
     stop_ = true;
     thread_.join();
   }
-  httplib::Client client() const { return httplib::Client("127.0.0.1", port_); }
+  // cpp-httplib's client gives up reading after 5 s: under TSan on a machine with 15 runnable
+  // processes per 2 cores, answers took longer (a 401 too, no engine involved). 120 s: a stuck
+  // server still fails the test, a slow machine does not.
+  httplib::Client client() const {
+    httplib::Client cli("127.0.0.1", port_);
+    cli.set_read_timeout(120, 0);
+    cli.set_write_timeout(120, 0);
+    cli.set_connection_timeout(120, 0);
+    return cli;
+  }
   int port() const { return port_; }
   ScriptedSource& source() { return source_; }
 
