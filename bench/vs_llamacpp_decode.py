@@ -28,11 +28,15 @@ from r1pibench import runs  # noqa: E402
 
 def matrix_bytes(build, model):
     """Bytes read per decoded token: every tensor but token_embd, which is looked up (or with it,
-    when there is no output.weight and the logits read it)."""
+    when there is no output.weight and the logits read it); of a mixture of experts' expert tensors
+    (*_exps) the share a token uses, expert_used_count / expert_count (its active bytes)."""
     out, _ = runs.checked([os.path.join(build, "r1pi-model"), "info", model])
-    sizes = dict(re.findall(r"^  (\S+\.weight)\s+\S+\s+.*?\s(\d+)$", out, re.M))
-    total = sum(int(b) for b in sizes.values())
-    return total if "output.weight" not in sizes else total - int(sizes["token_embd.weight"])
+    sizes = {k: int(v) for k, v in re.findall(r"^  (\S+\.weight)\s+\S+\s+.*?\s(\d+)$", out, re.M)}
+    count = re.search(r"\.expert_count\s+\S+\s+(\d+)", out)
+    used = re.search(r"\.expert_used_count\s+\S+\s+(\d+)", out)
+    share = int(used.group(1)) / int(count.group(1)) if count and used else 1.0
+    total = sum(b * (share if "_exps." in name else 1.0) for name, b in sizes.items())
+    return total if "output.weight" not in sizes else total - sizes["token_embd.weight"]
 
 
 def main():
