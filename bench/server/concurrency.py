@@ -5,18 +5,20 @@
 usage: concurrency.py -m MODEL [--clients 1,2,4,8] [--tokens 64] [--threads 2] [--np 1]
                       [--reps 3] [--join-prompt 2000] [--out DIR] [--build DIR]
 
-One server, started with --parallel (the largest client count) and -b 64 (the prefill chunk).
-For each client count C (the counts interleaved, --reps rounds) C streaming completions start at
-once, each with its own prompt, temperature 0, ignore_eos and --tokens tokens; a stream's time
-runs from its first streamed token to its last. Aggregate tok/s: every stream's tokens after its
-first over the span from the earliest first token to the latest last one; per-stream tok/s: each
-stream's own rate, averaged. The gain of C streams is their aggregate over one stream's.
-The join: three streams decode, then a request with a --join-prompt-token prompt arrives; each
-stream's longest gap between tokens while that prompt is prefilled (in chunks of -b beside
-them) is compared with its median gap before.
+One server, started with --parallel (the largest client count), -b 64 and --parallel-chunk --chunk.
+For each client count C (the counts interleaved, --reps rounds) C completions start at once, each
+with its own prompt, temperature 0, ignore_eos and --tokens tokens; the server's timings of each
+answer (predicted_n tokens decoded in predicted_ms, ending when it arrived) give its decode span.
+Aggregate tok/s: every answer's tokens over the span from the earliest decode start to the last
+end; per-stream tok/s: each answer's own rate, averaged. The gain of C streams is their aggregate over one stream's.
+The join: three streams decode, then a request with a --join-prompt-token prompt arrives; the
+server's --timings rows give the forwards' times (each stream waits one forward per token): the
+longest forward that carried a chunk of the prompt (--parallel-chunk) against the median of the
+three alone.
 Writes concurrency-<model>.md, .csv and .png to --out (default ~/r1pi-results/<date>-<host>)."""
 import argparse
 import atexit
+import csv
 import http.client
 import json
 import os
@@ -37,6 +39,7 @@ ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--np", type=int, default=1, help="ranks (scripts/mpirun on this machine)")
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--join-prompt", type=int, default=2000, help="tokens of the joining prompt (0: no join test)")
+ap.add_argument("--chunk", type=int, default=16, help="the server's --parallel-chunk")
 ap.add_argument("--port", type=int, default=18790)
 ap.add_argument("--out")
 ap.add_argument("--build")
@@ -46,26 +49,37 @@ build = runs.build_dir(a.build)
 name = os.path.splitext(os.path.basename(a.model))[0]
 
 
-def stream(prompt, max_tokens, times, ignore_eos=True):
-    """Sends one streaming completion; appends each token's arrival time to times."""
+def post(body, on_event=None):
+    """One completion; streamed when on_event is given (called at each event). Returns the answer's
+    timings (llama.cpp's names: prompt_ms, predicted_n, predicted_ms) and when it ended."""
     conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=3600)
-    body = {"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True, "ignore_eos": ignore_eos}
-    conn.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
+    conn.request("POST", "/v1/completions", json.dumps(dict(body, stream=bool(on_event))),
+                 {"Content-Type": "application/json"})
     res = conn.getresponse()
     if res.status != 200:
         runs.die("the server answered %d: %s" % (res.status, res.read()[:200]))
-    buffer = b""
-    while True:
-        chunk = res.read1(65536)
-        if not chunk:
-            break
-        buffer += chunk
-        while b"\n\n" in buffer:
-            event, buffer = buffer.split(b"\n\n", 1)
-            data = event[6:]
-            if data != b"[DONE]" and json.loads(data)["choices"]:
-                times.append(time.perf_counter())
+    timings = None
+    if not on_event:
+        timings = json.loads(res.read())["timings"]
+    else:
+        buffer = b""
+        while True:
+            chunk = res.read1(65536)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n\n" in buffer:
+                event, buffer = buffer.split(b"\n\n", 1)
+                data = event[6:]
+                if data == b"[DONE]":
+                    continue
+                j = json.loads(data)
+                timings = j.get("timings") or timings
+                if not on_event():
+                    conn.close()
+                    return None, time.perf_counter()
     conn.close()
+    return timings, time.perf_counter()
 
 
 def n_tokens(text):
@@ -77,27 +91,38 @@ def n_tokens(text):
 
 
 def concurrent(n, round_no):
-    times = [[] for _ in range(n)]
-    threads = [threading.Thread(target=stream, args=("Round %d, story %d: once upon a time" % (round_no, i), a.tokens, times[i]))
-               for i in range(n)]
+    """n requests at once. A request's decode ran for its predicted_ms up to its end: the aggregate
+    is every request's tokens over the span from the earliest such start to the last end; a
+    stream's rate its own tokens over its own decode time (batches included)."""
+    done = [None] * n
+
+    def one(i):
+        done[i] = post({"prompt": "Round %d, story %d: once upon a time" % (round_no, i), "max_tokens": a.tokens,
+                        "temperature": 0, "ignore_eos": True})
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    first, last = min(t[0] for t in times), max(t[-1] for t in times)
-    aggregate = sum(len(t) - 1 for t in times) / (last - first)
-    per_stream = statistics.mean((len(t) - 1) / (t[-1] - t[0]) for t in times)
+    first = min(end - t["predicted_ms"] / 1e3 for t, end in done)
+    last = max(end for _, end in done)
+    aggregate = sum(t["predicted_n"] for t, _ in done) / (last - first)
+    per_stream = statistics.mean(t["predicted_n"] / (t["predicted_ms"] / 1e3) for t, _ in done)
     return aggregate, per_stream
 
 
 def join_test():
-    """Three streams, then a long prompt: each stream's median gap before, its longest during."""
-    times = [[] for _ in range(3)]
-    streams = [threading.Thread(target=stream, args=("Join test, story %d" % i, 10 ** 6, times[i])) for i in range(3)]
+    """Three streams decode, then a long prompt joins: the forwards' times from the server's
+    --timings rows (a stream waits one forward per token): the median of the three streams' own
+    forwards before, the longest forward that carried a chunk of the prompt with them."""
+    skip = sum(1 for _ in open(timings_csv)) - 1  # the rows of the rounds before (a row per line)
+    stop = threading.Event()
+    streams = [threading.Thread(target=post, args=({"prompt": "Join test, story %d" % i, "max_tokens": n_ctx - 32,
+                                                    "temperature": 0, "ignore_eos": True},
+                                                   lambda: not stop.is_set())) for i in range(3)]
     for t in streams:
         t.start()
-    while min(len(t) for t in times) < 20:
-        time.sleep(0.01)
+    time.sleep(1.0)
     # A prompt of --join-prompt tokens or a few less (the server's tokenizer counts), one token back.
     prompt = " ".join("w%d" % (i % 97) for i in range(a.join_prompt))
     while True:
@@ -105,20 +130,24 @@ def join_test():
         if n <= a.join_prompt:
             break
         prompt = prompt[:int(len(prompt) * a.join_prompt / n) - 1]
-    start = time.perf_counter()
-    stream(prompt, 1, [], ignore_eos=False)
-    end = time.perf_counter()
-    rows = []
-    for t in times:
-        before = [y - x for x, y in zip(t, t[1:]) if y < start]
-        during = [y - x for x, y in zip(t, t[1:]) if start < y <= end + (statistics.median(before) if before else 0)]
-        rows.append((statistics.median(before), max(during) if during else 0.0))
-    return end - start, rows
+    timings, _ = post({"prompt": prompt, "max_tokens": 1, "temperature": 0})
+    time.sleep(0.3)
+    stop.set()
+    for t in streams:
+        t.join()
+    rows = [(int(r["tokens"]), float(r["pred_ms"]) + float(r["sync_ms"])) for r in csv.DictReader(open(timings_csv))][skip:]
+    decode = [ms for tokens, ms in rows if tokens == 3]
+    joined = [ms for tokens, ms in rows if tokens > 3]
+    return n, timings["prompt_ms"] / 1e3, statistics.median(decode), max(joined), len(joined)
 
 
 n_ctx = max(a.tokens + 64, a.join_prompt + 64)
+out = report.results_dir(a.out)
+base = os.path.join(out, "concurrency-%s" % name)
+timings_csv = base + ".forwards.csv"
 cmd = runs.mpirun(a.np) + [os.path.join(build, "r1pi"), "-m", a.model, "--serve", "--port", str(a.port), "-t",
-                           str(a.threads), "--parallel", str(max(counts + [4])), "-c", str(n_ctx), "-b", "64"]
+                           str(a.threads), "--parallel", str(max(counts + [4])), "-c", str(n_ctx), "-b", "64",
+                           "--parallel-chunk", str(a.chunk), "--timings", timings_csv]
 server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 atexit.register(server.terminate)  # also when a check below ends the script
 line = b""
@@ -127,7 +156,7 @@ while b"listening on" not in line:
     if not line:
         runs.die("the server did not start: " + " ".join(cmd))
 threading.Thread(target=lambda: [None for _ in iter(server.stderr.readline, b"")], daemon=True).start()
-stream("Warm-up", 8, [])
+post({"prompt": "Warm-up", "max_tokens": 8})
 
 results = {n: [] for n in counts}
 for r in range(a.reps):
@@ -143,8 +172,6 @@ server.terminate()
 server.wait()
 
 one = statistics.mean(x[0] for x in results[counts[0]]) if counts[0] == 1 else None
-out = report.results_dir(a.out)
-base = os.path.join(out, "concurrency-%s" % name)
 lines = ["# Concurrent clients on %s (--parallel %d, %d rank(s) x %d threads, %d tokens each)" %
          (name, max(counts + [4]), a.np, a.threads, a.tokens), "",
          "`bench/server/concurrency.py -m %s --clients %s --tokens %d --threads %d --np %d --reps %d`" %
@@ -162,12 +189,11 @@ for n in counts:
     csv += ["%d,%d,%.3f,%.3f" % (n, i + 1, x[0], x[1]) for i, x in enumerate(results[n])]
     rows.append((n, statistics.mean(agg), per))
 if join:
-    seconds, gaps = join
-    lines += ["", "A %d-token prompt joining three streams (prefilled in %.2f s, in chunks of 64 beside them): "
-              "each stream's median gap between tokens before it, and its longest gap while it was prefilled:" %
-              (a.join_prompt, seconds), "", "| stream | median gap ms | longest gap ms | in token times |", "|---|---|---|---|"]
-    for i, (median, longest) in enumerate(gaps):
-        lines.append("| %d | %.1f | %.1f | %.1f |" % (i, 1e3 * median, 1e3 * longest, longest / median))
+    n, seconds, decode_ms, longest_ms, chunks = join
+    lines += ["", ("A %d-token prompt joining three streams, prefilled in %d chunks of up to %d (--parallel-chunk) "
+                   "beside them (%.2f s): the streams' forward alone took %.1f ms (median), the longest with a chunk "
+                   "%.1f ms: a pause of %.1f of their token times (the server's --timings rows).") %
+              (n, chunks, a.chunk, seconds, decode_ms, longest_ms, longest_ms / decode_ms)]
 report.write(base + ".md", lines)
 report.write(base + ".csv", csv)
 report.plot(base + ".png", """set xlabel "concurrent clients"

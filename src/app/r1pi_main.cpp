@@ -218,6 +218,9 @@ int main(int argc, char** argv) {
   app.add_option("--parallel", o.parallel,
                  "requests generated at once, batched together (-c positions each; mpirun's is -np)")
       ->check(CLI::Range(1, 256))->capture_default_str()->group(session);
+  app.add_option("--parallel-chunk", serve.parallel_chunk,
+                 "with --parallel: a prompt's tokens per forward while other requests decode (their pause)")
+      ->check(CLI::Range(1, 4096))->capture_default_str()->group(session);
   app.add_option("--queue-size", serve.queue_size, "requests waiting or running before 503")
       ->check(CLI::Range(1, 4096))->capture_default_str()->group(session);
   show_defaults(app);

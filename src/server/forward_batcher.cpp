@@ -1,5 +1,7 @@
 #include "server/forward_batcher.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace r1pi {
@@ -117,6 +119,23 @@ void ForwardBatcher::run_forwards(const std::vector<Call*>& calls) {
   ++stats_.forwards;
   stats_.sequences += calls.size();
   stats_.tokens += uint64_t(merged.size());
+}
+
+std::vector<int32_t> SlotSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
+  if (chunk_ <= 0 || batch.size() <= chunk_ || batcher_.members() <= 1) return batcher_.forward(batch, samplers);
+  std::vector<int32_t> picks;
+  size_t next_sampler = 0;
+  for (int begin = 0; begin < batch.size(); begin += chunk_) {
+    Batch part;
+    std::vector<const Sampler*> part_samplers;
+    for (int i = begin; i < std::min(batch.size(), begin + chunk_); ++i) {
+      part.add(batch.tokens[size_t(i)], batch.seqs[size_t(i)], batch.positions[size_t(i)], batch.logits[size_t(i)] != 0);
+      if (batch.logits[size_t(i)]) part_samplers.push_back(samplers[next_sampler++]);
+    }
+    const std::vector<int32_t> got = batcher_.forward(part, part_samplers);
+    picks.insert(picks.end(), got.begin(), got.end());
+  }
+  return picks;
 }
 
 }  // namespace r1pi

@@ -69,14 +69,16 @@ class ForwardBatcher {
 };
 
 // TokenSource for one generation: its slot's state from the engine, its calls through the batcher.
+// While other generations run, a batch longer than `chunk` tokens goes in calls of `chunk` (the
+// others' tokens wait one such forward, not a whole prefill batch); alone, whole. Each row's pick
+// depends on its own logits only, so the split changes no token.
 class SlotSource final : public TokenSource {
  public:
-  SlotSource(ForwardBatcher& batcher, TokenSource& engine) : batcher_(batcher), engine_(engine) {}
+  SlotSource(ForwardBatcher& batcher, TokenSource& engine, int chunk = 0)
+      : batcher_(batcher), engine_(engine), chunk_(chunk) {}
   int n_ctx() const override { return engine_.n_ctx(); }
   int n_seqs() const override { return engine_.n_seqs(); }
-  std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override {
-    return batcher_.forward(batch, samplers);
-  }
+  std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
   // Its own slot only: the engine changes other slots meanwhile, never this one between its calls.
   const std::vector<int32_t>& cached(int seq) const override { return engine_.cached(seq); }
   void truncate(int seq, int n) override { batcher_.truncate(seq, n); }
@@ -85,6 +87,7 @@ class SlotSource final : public TokenSource {
  private:
   ForwardBatcher& batcher_;
   TokenSource& engine_;
+  int chunk_;  // 0: never split
 };
 
 }  // namespace r1pi

@@ -127,7 +127,7 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
     batcher.join();  // before the thread exists: the next batch waits for its first call
     Running* raw = r.get();
     r->thread = std::thread([&, raw, slot] {
-      SlotSource slot_source(batcher, source);
+      SlotSource slot_source(batcher, source, options.parallel_chunk);
       generate_job(slot_source, *raw->job, context, stop, slot);
       batcher.leave();
       raw->finished = true;

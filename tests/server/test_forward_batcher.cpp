@@ -54,7 +54,8 @@ std::vector<int32_t> alone(const Request& r) {
 }
 
 // All requests at once, request i in slot i, as the server's engine thread drives them.
-std::vector<std::vector<int32_t>> together(std::vector<Request> requests, ForwardBatcher::Stats& stats) {
+std::vector<std::vector<int32_t>> together(std::vector<Request> requests, ForwardBatcher::Stats& stats,
+                                           int chunk = 0) {
   ThreadPool pool(2);
   NoSync sync;
   ModelForward forward(tiny().config, tiny().weights, tiny().shard, 512, pool, sync, GgmlType::F32,
@@ -68,7 +69,7 @@ std::vector<std::vector<int32_t>> together(std::vector<Request> requests, Forwar
     batcher.join();
     threads.emplace_back([&, i] {
       std::this_thread::sleep_for(std::chrono::milliseconds(requests[i].start_after_ms));
-      SlotSource source(batcher, engine);
+      SlotSource source(batcher, engine, chunk);
       out[i] = generate(source, *tiny().tokenizer, tokens(requests[i].prompt), requests[i].options, {}).generated;
       batcher.leave();
     });
@@ -94,13 +95,15 @@ TEST(ForwardBatcher, EachGenerationGetsItsTokensAlone) {
   std::string long_prompt;
   for (int i = 0; i < 30; ++i) long_prompt += "word " + std::to_string(i) + " ";
   requests.push_back({long_prompt, options(0.0f, 20, 0), 20});
-  ForwardBatcher::Stats stats;
-  const std::vector<std::vector<int32_t>> got = together(requests, stats);
-  for (size_t i = 0; i < requests.size(); ++i) {
-    EXPECT_EQ(int(got[i].size()), requests[i].options.n_predict) << "request " << i;
-    EXPECT_EQ(got[i], alone(requests[i])) << "request " << i;
+  for (int chunk : {0, 5}) {  // 5: prefill batches and verified drafts cut while the others run
+    ForwardBatcher::Stats stats;
+    const std::vector<std::vector<int32_t>> got = together(requests, stats, chunk);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      EXPECT_EQ(int(got[i].size()), requests[i].options.n_predict) << "request " << i << ", chunk " << chunk;
+      EXPECT_EQ(got[i], alone(requests[i])) << "request " << i << ", chunk " << chunk;
+    }
+    EXPECT_GT(stats.sequences, stats.forwards) << "no forward ran two generations together";
   }
-  EXPECT_GT(stats.sequences, stats.forwards) << "no forward ran two generations together";
 }
 
 TEST(ForwardBatcher, AnEngineErrorReachesTheCaller) {
