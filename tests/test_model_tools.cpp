@@ -295,7 +295,7 @@ TEST(MakeModel, RefusesShapesTheRuntimeCannotLoad) {
     change(o);
     return error_of([&] { make_model(o, path); });
   };
-  EXPECT_NE(make_with([](MakeOptions& o) { o.preset = "70B"; }).find("unknown preset '70B'"), std::string::npos);
+  EXPECT_NE(make_with([](MakeOptions& o) { o.preset = "405B"; }).find("unknown preset '405B'"), std::string::npos);
   EXPECT_NE(make_with([](MakeOptions& o) { o.dim = 100; }).find("not divisible"), std::string::npos);
   EXPECT_NE(make_with([](MakeOptions& o) { o.dim = 264; o.n_heads = 4; o.n_kv_heads = 4; })
                 .find("multiple of 32"), std::string::npos);

@@ -128,6 +128,32 @@ TEST(Shard, RanksUpToTheQwen15BsQueryHeads) {
             "cannot split the model over 13 ranks: it has only 12 query heads (use at most 12 ranks)");
 }
 
+// R1-Distill-Llama-70B's shape (--preset 70B, Llama 3.1 70B's sizes, head 128), and its splits
+// over the 4 and 8 boards it is meant for: 2 or 1 KV heads, a quarter or an eighth of the FFN.
+TEST(Shard, The70BPresetIsLlama70BsShapeAndSplitsOverFourAndEightRanks) {
+  MakeOptions o;
+  o.preset = "70B";
+  ModelConfig c = resolve_shape(o, 0);
+  EXPECT_EQ(c.dim, 8192u);
+  EXPECT_EQ(c.n_layers, 80u);
+  EXPECT_EQ(c.n_heads, 64u);
+  EXPECT_EQ(c.n_kv_heads, 8u);
+  EXPECT_EQ(c.dim / c.n_heads, 128u);
+  EXPECT_EQ(c.ffn_dim, 28672u);
+  EXPECT_EQ(c.n_vocab, 128256u);
+  EXPECT_EQ(c.rope_base, 500000.0f);
+  o.n_layers = 2;  // the cuts the runs on a small machine use
+  EXPECT_EQ(resolve_shape(o, 0).n_layers, 2u);
+  c.ffn_block = 32;
+  for (int n : {4, 8}) {
+    const Shard last = Shard::for_rank(c, n - 1, n);
+    EXPECT_EQ(last.kv_heads.size(), 8u / n) << n;
+    EXPECT_EQ(last.q_heads.size(), 64u / n) << n;
+    EXPECT_EQ(last.ffn.size(), 28672u / n) << n;
+    EXPECT_EQ(last.ffn.end, 28672u) << n;
+  }
+}
+
 // More ranks than KV heads: KV head k goes to a run of ranks, each holding it alone with a
 // contiguous part of its query heads; every query head is held exactly once, and the FFN and
 // the vocabulary still split evenly over all ranks.

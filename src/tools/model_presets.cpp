@@ -83,6 +83,10 @@ const std::vector<Preset>& presets() {
       // (--ctx 131072 gives the real value). The rope factors are the real model's either way.
       {"llama", "8B", sizes("r1pi random 8B", 4096, 32, 32, 8, 14336, 128256, 8192, 500000.0f),
        Llama3RopeScaling{8.0f, 1.0f, 4.0f, 8192}},
+      // DeepSeek-R1-Distill-Llama-70B's shape (Llama 3.3 70B's: Llama 3.1 70B's sizes and rope
+      // scaling); the context written is 8192, as the 8B's. About 40 GB as Q4_0: four 16 GB boards.
+      {"llama", "70B", sizes("r1pi random 70B", 8192, 80, 64, 8, 28672, 128256, 8192, 500000.0f),
+       Llama3RopeScaling{8.0f, 1.0f, 4.0f, 8192}},
       // qwen2 (biases on q/k/v): the tiny shape, DeepSeek-R1-Distill-Qwen-1.5B and -7B.
       {"qwen2", "tiny", qwen(sizes("r1pi random qwen2 tiny", 256, 4, 8, 4, 768, 512, 2048, 1e6f), 0, false), {}},
       // The R1 distills keep their Qwen2.5-Math base's rope base (10000), not Qwen2.5's 1e6.
