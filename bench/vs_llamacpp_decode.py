@@ -99,7 +99,8 @@ def main():
     for m in a.models:
         gb = matrix_bytes(build, m) / 1e9
         mine, theirs = statistics.mean(rates[m]["r1pi"]), statistics.mean(rates[m]["llama.cpp"])
-        share = (lambda rate: "%.2f" % (rate * gb / bandwidth)) if bandwidth else (lambda rate: "-")
+        # A prefill reads the weights once per batch, not per token: no share of the bandwidth there.
+        share = (lambda rate: "%.2f" % (rate * gb / bandwidth)) if bandwidth and not a.prompt else (lambda rate: "-")
         print("| %s | %.2f | %s | %s | %.2f | %s | %s |" % (
             os.path.basename(m), gb, " ".join("%.2f" % v for v in rates[m]["r1pi"]),
             " ".join("%.2f" % v for v in rates[m]["llama.cpp"]), mine / theirs, share(mine), share(theirs)))
