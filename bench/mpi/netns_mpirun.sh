@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# scripts/mpirun's command line (-np N -- PROGRAM ARGS...) over the emulated 4-board network of
-# ../shared/tools/netdelay (`netdelay.sh up4`: namespaces pi0..pi3 on a switch with the Pi 5's
-# 0.226 ms round trip): mpirun inside pi0, rank i in pi<i> through tests/netns/rsh_agent.sh (in
+# scripts/mpirun's command line (-np N -- PROGRAM ARGS...) over the emulated 4- or 8-board network
+# of ../shared/tools/netdelay (`netdelay.sh up4`, `N=8 netdelay.sh up4`: namespaces pi0..pi3 or
+# pi0..pi7 on a switch with the Pi 5's 0.226 ms round trip): mpirun inside pi0, rank i in pi<i> through tests/netns/rsh_agent.sh (in
 # place of ssh), TCP on eth0, everything on CPU 1 (the delay process owns CPU 0). The bench scripts
 # use it through R1PI_MPIRUN (bench/r1pibench/runs.py); bench/mpi/netdelay_run.sh sets that up.
 set -euo pipefail
@@ -14,9 +14,10 @@ while [ $# -gt 0 ]; do
     *) echo "netns_mpirun.sh: unknown option $1 (-np N -- PROGRAM ARGS)" >&2; exit 2 ;;
   esac
 done
-[ -n "$np" ] && [ "$np" -ge 1 ] && [ "$np" -le 4 ] || { echo "netns_mpirun.sh: -np 1..4" >&2; exit 2; }
+boards=$(ip netns list | awk '{print $1}' | grep -cE '^pi[0-7]$' || true)
+[ "$boards" -gt 0 ] || { echo "netns_mpirun.sh: no namespace pi0 (netdelay.sh up4)" >&2; exit 1; }
+[ -n "$np" ] && [ "$np" -ge 1 ] && [ "$np" -le "$boards" ] || { echo "netns_mpirun.sh: -np 1..$boards (a rank per board)" >&2; exit 2; }
 [ $# -gt 0 ] || { echo "netns_mpirun.sh: no program" >&2; exit 2; }
-ip netns list | awk '{print $1}' | grep -qx pi0 || { echo "netns_mpirun.sh: no namespace pi0 (netdelay.sh up4)" >&2; exit 1; }
 hostfile=$(mktemp /tmp/r1pi-netns-hosts.XXXXXX)
 trap 'rm -f "$hostfile"' EXIT
 hosts=""

@@ -6,9 +6,12 @@
 //   ag-q8_0      MPI_Allgather of this rank's Q8_0 row (q8_0_sync.cpp's allgather)
 //   ar-or-q8_0   MPI_Allreduce in place over P rank slots of Q8_0 blocks with the bytewise-OR op
 //                (q8_0_sync.cpp's allreduce)
+//   dx-q8_0      direct exchange: MPI_Irecv from and MPI_Isend to every peer at once, one round
+//                (q8_0_sync.cpp's direct)
 //   ar-f32       MPI_Allreduce of dim floats, MPI_SUM (what an unquantised sync would send)
 //   sync-ag      Q8_0Sync::reduce_sum, --sync allgather: quantise + MPI + dequantise-and-add
 //   sync-ar      Q8_0Sync::reduce_sum, --sync allreduce
+//   sync-dx      Q8_0Sync::reduce_sum, --sync direct
 // Every iteration: MPI_Barrier, then each op is timed on every rank; an iteration's latency is
 // the max over ranks. Ops are interleaved per iteration (fair under drifting load). The results
 // are checked once. Bytes: "payload" is what the runtime's SyncStats counts per rank (the row to
@@ -33,8 +36,9 @@ using namespace r1pi;
 
 namespace {
 
-enum Op { AG_Q8_0, AR_OR_Q8_0, AR_F32, SYNC_AG, SYNC_AR, N_OPS };
-const char* const kOpName[N_OPS] = {"ag-q8_0", "ar-or-q8_0", "ar-f32", "sync-ag", "sync-ar"};
+enum Op { AG_Q8_0, AR_OR_Q8_0, DX_Q8_0, AR_F32, SYNC_AG, SYNC_AR, SYNC_DX, N_OPS };
+const char* const kOpName[N_OPS] = {"ag-q8_0", "ar-or-q8_0", "dx-q8_0", "ar-f32", "sync-ag", "sync-ar", "sync-dx"};
+constexpr int kSyncOps[] = {SYNC_AG, SYNC_AR, SYNC_DX};
 
 // tx_bytes of one interface in this process's network namespace (-1: not found).
 long long tx_bytes(const std::string& iface) {
@@ -56,16 +60,17 @@ long long tx_bytes(const std::string& iface) {
 
 struct Buffers {
   int rank, P, dim, blocks;
-  std::vector<block_q8_0> row, gathered, slots;
+  std::vector<block_q8_0> row, gathered, slots, direct;
+  std::vector<MPI_Request> requests;
   std::vector<float> fin, fout, x;
-  Q8_0Sync sync_ag, sync_ar;
+  Q8_0Sync sync_ag, sync_ar, sync_dx;
   MPI_Op or_op;
 
   Buffers(int rank_, int P_, int dim_, MPI_Op op)
       : rank(rank_), P(P_), dim(dim_), blocks(dim_ / QK8_0), row(size_t(blocks)),
-        gathered(size_t(blocks) * P_), slots(size_t(blocks) * P_), fin(size_t(dim_)), fout(size_t(dim_)),
-        x(size_t(dim_)), sync_ag(SyncMethod::Allgather, rank_, P_), sync_ar(SyncMethod::Allreduce, rank_, P_),
-        or_op(op) {
+        gathered(size_t(blocks) * P_), slots(size_t(blocks) * P_), direct(size_t(blocks) * P_),
+        fin(size_t(dim_)), fout(size_t(dim_)), x(size_t(dim_)), sync_ag(SyncMethod::Allgather, rank_, P_),
+        sync_ar(SyncMethod::Allreduce, rank_, P_), sync_dx(SyncMethod::Direct, rank_, P_), or_op(op) {
     uint8_t* bytes = reinterpret_cast<uint8_t*>(row.data());
     for (size_t i = 0; i < row.size() * sizeof(block_q8_0); ++i) bytes[i] = uint8_t(rank * 31 + i);
     for (int i = 0; i < dim; ++i) fin[size_t(i)] = float((i * 7 + rank * 13) % 101) * 0.5f;
@@ -86,6 +91,21 @@ struct Buffers {
         std::memcpy(slots.data() + size_t(rank) * blocks, row.data(), row.size() * sizeof(block_q8_0));
         MPI_Allreduce(MPI_IN_PLACE, slots.data(), blocks * P, q8_0_datatype(), or_op, MPI_COMM_WORLD);
         break;
+      case DX_Q8_0:  // as q8_0_sync.cpp: receives posted first, sends to rank+1, rank+2, ...
+        std::memcpy(direct.data() + size_t(rank) * blocks, row.data(), row.size() * sizeof(block_q8_0));
+        requests.clear();
+        for (int s = 1; s < P; ++s) {
+          const int from = (rank - s + P) % P;
+          requests.emplace_back();
+          MPI_Irecv(direct.data() + size_t(from) * blocks, blocks, q8_0_datatype(), from, 1, MPI_COMM_WORLD,
+                    &requests.back());
+        }
+        for (int s = 1; s < P; ++s) {
+          requests.emplace_back();
+          MPI_Isend(row.data(), blocks, q8_0_datatype(), (rank + s) % P, 1, MPI_COMM_WORLD, &requests.back());
+        }
+        MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+        break;
       case AR_F32:
         MPI_Allreduce(fin.data(), fout.data(), dim, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
@@ -96,6 +116,10 @@ struct Buffers {
       case SYNC_AR:
         partial(x);
         sync_ar.reduce_sum(x.data(), 1, dim);
+        break;
+      case SYNC_DX:
+        partial(x);
+        sync_dx.reduce_sum(x.data(), 1, dim);
         break;
       default: break;
     }
@@ -114,6 +138,7 @@ struct Buffers {
     switch (op) {
       case AG_Q8_0: return pattern_ok(gathered);
       case AR_OR_Q8_0: return pattern_ok(slots);
+      case DX_Q8_0: return pattern_ok(direct);
       case AR_F32:
         for (int i = 0; i < dim; ++i) {
           float e = 0;
@@ -122,7 +147,8 @@ struct Buffers {
         }
         return true;
       case SYNC_AG:
-      case SYNC_AR: *sync_result = x; return true;
+      case SYNC_AR:
+      case SYNC_DX: *sync_result = x; return true;
       default: return true;
     }
   }
@@ -184,7 +210,7 @@ int main(int argc, char** argv) {
     const int total = iters + warmup;
     std::vector<double> t(size_t(N_OPS) * total), tmax(size_t(N_OPS) * total);
     int bad[N_OPS] = {};
-    std::vector<float> sync_results[2];
+    std::vector<float> sync_results[3];
     for (int it = 0; it < total; ++it)
       for (int op = 0; op < N_OPS; ++op) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -192,12 +218,15 @@ int main(int argc, char** argv) {
         buf.run(Op(op));
         t[size_t(op) * total + it] = MPI_Wtime() - a;
         if (it == warmup - 1 || (warmup == 0 && it == 0)) {
-          std::vector<float>* r = op == SYNC_AG ? &sync_results[0] : op == SYNC_AR ? &sync_results[1] : nullptr;
+          std::vector<float>* r = op == SYNC_AG ? &sync_results[0]
+                                 : op == SYNC_AR ? &sync_results[1]
+                                 : op == SYNC_DX ? &sync_results[2] : nullptr;
           if (!buf.check(Op(op), r)) bad[op] = 1;
         }
       }
-    // The two Q8_0Sync methods must give the same bits, on every rank.
-    if (sync_results[0] != sync_results[1]) bad[SYNC_AG] = bad[SYNC_AR] = 1;
+    // The three Q8_0Sync methods must give the same bits, on every rank.
+    const auto mark_syncs_bad = [&] { for (int op : kSyncOps) bad[op] = 1; };
+    if (sync_results[0] != sync_results[1] || sync_results[0] != sync_results[2]) mark_syncs_bad();
     uint64_t h = 1469598103934665603ull;
     for (float f : sync_results[0]) {
       uint32_t u;
@@ -207,7 +236,7 @@ int main(int argc, char** argv) {
     std::vector<uint64_t> hashes(static_cast<size_t>(P));
     MPI_Allgather(&h, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
     for (uint64_t x : hashes)
-      if (x != hashes[0]) bad[SYNC_AG] = bad[SYNC_AR] = 1;
+      if (x != hashes[0]) mark_syncs_bad();
 
     // Bytes on the wire: back-to-back calls, no barriers in between.
     double wire[N_OPS];
