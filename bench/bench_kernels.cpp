@@ -277,7 +277,9 @@ int main(int argc, char** argv) {
 
   const std::vector<int> batches = {1, 2, 4, 8, 9, 16, 64, 128};
   std::vector<Shape> batched = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096},
-                                {GgmlType::Q4_K, 4096, 4096}, {GgmlType::Q4_1, 4096, 4096},
+                                {GgmlType::Q4_K, 4096, 4096}, {GgmlType::Q6_K, 4096, 4096},
+                                {GgmlType::Q8_0, 4096, 4096}, {GgmlType::Q5_K, 4096, 4096},
+                                {GgmlType::Q4_1, 4096, 4096},
                                 {GgmlType::Q5_1, 4096, 4096}, {GgmlType::IQ4_XS, 4096, 4096},
                                 {GgmlType::BF16, 4096, 4096}, {GgmlType::Q2_K, 4096, 4096},
                                 {GgmlType::Q3_K, 4096, 4096}};

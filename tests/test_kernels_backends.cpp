@@ -243,8 +243,11 @@ TEST(Backends, InfiniteWeightScales) {
       if (!quantised(t)) continue;
       const int64_t n = std::max<int64_t>(128, 2 * block_elements(t));
       const std::vector<uint8_t> w = weight_rows(t, n, 8, rng, true);
-      const Activations x = activations(t, n, 3, rng, true);
-      EXPECT_TRUE(check_matmul(*k, t, n, 8, w, x, 3, 0, 8));
+      // 3 tokens (decode's paths) and 9 (the batch paths', two token tiles).
+      for (int B : {3, 9}) {
+        const Activations x = activations(t, n, B, rng, true);
+        EXPECT_TRUE(check_matmul(*k, t, n, 8, w, x, B, 0, 8));
+      }
     }
   }
 }

@@ -1,8 +1,8 @@
 // The "avx512-vnni" backend: AVX2 + FMA + F16C with AVX-512 F/BW/VL/DQ/VNNI (Intel Cascade Lake
 // and later servers, AMD Zen 4 and later). The VNNI policies in 256 bits (vpdpbusd from AVX512-VNNI
 // with AVX512VL); two weight rows in each 512-bit register for Q6_K products of 1 to 8 tokens and
-// Q4_0 products of 1 to 4 (few_tile_pairs), two tokens in each for larger Q4_0 products
-// (kernels_avx512_q4_0_batch.h); the same bytes as every other backend. Where the compiler cannot target
+// Q4_0 products of 1 to 4 (few_tile_pairs), two tokens in each for larger Q4_0, Q8_0, Q6_K, Q4_K
+// and Q5_K products (kernels_avx512_batch.h); the same bytes as every other backend. Where the compiler cannot target
 // AVX-512 (CMakeLists.txt then leaves the flags out) this build simply has no such backend.
 #include "neon/kernels.h"
 
@@ -29,8 +29,7 @@ struct Avx512 {
 // few_tile with rows 2i and 2i + 1 in one 512-bit register (lanes 0..7 and 8..15): each lane is
 // computed exactly as in the 256-bit tile, with about half the instructions per weight byte.
 // Policies with unpack2 / lanes2 / scaled2 (W2) take this path: Q6_K with 1 to 8 tokens, whose
-// unpacking is the costliest, and Q4_0 with 1 to 4 (more Q4_0 tokens go to
-// kernels_avx512_q4_0_batch.h).
+// unpacking is the costliest, and Q4_0 with 1 to 4 (more tokens go to kernels_avx512_batch.h).
 template <class P, int R, int T>
 R1PI_INLINE void few_tile_pairs(const uint8_t* const* rows, const MatmulArgs& a, const Prepared& pp,
                                 int64_t nb, __m256 (&acc)[R][T], const float* lut, size_t pf) {
@@ -136,18 +135,23 @@ struct Q6_KPairs : Q6_KVnni<Avx512> {
 }  // namespace
 }  // namespace r1pi
 
-#include "neon/kernels_avx512_q4_0_batch.h"
+#include "neon/kernels_avx512_batch.h"
+#include "neon/kernels_avx512_batch_policies.h"
 
 namespace r1pi {
 namespace {
 
-// Q4_0: up to 4 tokens in row pairs (few_tile_pairs), more in token pairs
-// (kernels_avx512_q4_0_batch.h). With every core streaming weights from memory the row pairs
-// stay ahead up to 3-4 tokens, the token pairs from 5-6 on (bench/README.md).
-constexpr int kQ4_0RowPairTokens = 4;
-void matmul_q4_0_512(const MatmulArgs& a) {
-  if (a.B <= kQ4_0RowPairTokens) return matmul_quant<Q4_0Pairs>(a);
-  if (a.r1 > a.r0) matmul_q4_0_pairs(a);
+// Up to `Few` tokens the decode paths (Small: matmul_quant or matmul_min), more in token pairs
+// (kernels_avx512_batch.h). With every core streaming weights from memory Q4_0's row pairs stay
+// ahead up to 3-4 tokens, the token pairs from 5-6 on (bench/README.md).
+template <int Few, void (*Small)(const MatmulArgs&), class U>
+void matmul_batched(const MatmulArgs& a) {
+  if (a.B <= Few) return Small(a);
+  matmul_pairs<U>(a);
+}
+template <int Few, void (*Small)(const MatmulArgs&), class U>
+constexpr TypeKernels batched_entries() {
+  return {.vec_dot = dot_via_matmul<Small>, .matmul = matmul_batched<Few, Small, U>};
 }
 
 // The float products again with 32 registers: tiles of 4 rows x 4 tokens for more than four
@@ -162,13 +166,13 @@ constexpr Kernels avx512_kernels() {
       {GgmlType::F32, {.vec_dot = x86::vec_dot_f32_untyped, .matmul = matmul_f32_f32_512}},
       {GgmlType::F16, {.vec_dot = x86::vec_dot_f16, .matmul = matmul_f16_f32_512}},
       {GgmlType::BF16, {.vec_dot = x86::vec_dot_bf16, .matmul = matmul_bf16_f32_512}},
-      {GgmlType::Q4_0, {.vec_dot = quant_entries<Q4_0Pairs>().vec_dot, .matmul = matmul_q4_0_512}},
-      {GgmlType::Q8_0, quant_entries<Q8_0Policy<Avx512>>()},
+      {GgmlType::Q4_0, batched_entries<4, matmul_quant<Q4_0Pairs>, Q4_0Batch>()},
+      {GgmlType::Q8_0, batched_entries<4, matmul_quant<Q8_0Policy<Avx512>>, Q8_0Batch>()},
       {GgmlType::Q5_0, quant_entries<Q5_0Policy<Avx512>>()},
       {GgmlType::IQ4_NL, quant_entries<Iq4NlPolicy<Avx512>>()},
-      {GgmlType::Q6_K, quant_entries<Q6_KPairs>()},
-      {GgmlType::Q4_K, min_term_entries<Q4_KPolicy<Avx512>>()},
-      {GgmlType::Q5_K, min_term_entries<Q5_KPolicy<Avx512>>()},
+      {GgmlType::Q6_K, batched_entries<8, matmul_quant<Q6_KPairs>, Q6_KBatch<Avx512>>()},
+      {GgmlType::Q4_K, batched_entries<4, matmul_min<Q4_KPolicy<Avx512>>, K4Batch<Q4_KPolicy<Avx512>>>()},
+      {GgmlType::Q5_K, batched_entries<4, matmul_min<Q5_KPolicy<Avx512>>, K4Batch<Q5_KPolicy<Avx512>>>()},
       {GgmlType::Q4_1, min_term_entries<Q4_1Policy<Avx512>>()},
       {GgmlType::Q5_1, min_term_entries<Q5_1Policy<Avx512>>()},
       {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<Avx512>>()},

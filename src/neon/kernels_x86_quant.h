@@ -79,9 +79,9 @@ enum class Corr { None, Lanes, Pairs };
 // Up to this many tokens the weights are unpacked once per row for all of them with token-side
 // offsets (decode, small batches: memory-bound); more take the weight-side path (compute-bound).
 // The policies that run in AVX-512 row pairs (few_tile_pairs) stay ahead on that path up to 8
-// tokens; Q8_0, one row per register, does not (bench/README.md). (The avx512-vnni and avx2
-// backends' Q4_0 leave this template from 5 tokens on: kernels_avx512_q4_0_batch.h,
-// kernels_avx2_q4_0_batch.h.)
+// tokens; Q8_0, one row per register, does not (bench/README.md). (The avx2 backend's Q4_0 leaves
+// this template from 5 tokens on, kernels_avx2_q4_0_batch.h; the avx512-vnni backend's Q4_0 and
+// Q8_0 from 5, its Q6_K from 9: kernels_avx512_batch.h.)
 template <class P>
 constexpr int kFewTokens = requires { typename P::W2; } ? 8 : 4;
 
