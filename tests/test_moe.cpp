@@ -4,6 +4,8 @@
 // is test_reference_forward's (Qwen3MoeTiny*), and against llama.cpp tests/llamacpp's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -126,6 +128,26 @@ TEST(MoeSplit, EveryUnitOnceBalancedOnWholeBlocks) {
         for (uint32_t j = 0; j < ffn; ++j) ASSERT_NE(owner[e][j], -1) << "expert " << e << " unit " << j;
     }
   }
+}
+
+// --shard-weights 2,1,1 on Q4_0's 24 blocks per expert: every unit held once, rank 0 about half
+// of each expert (12 blocks, the others 6).
+TEST(MoeSplit, WeightsShareEveryExpert) {
+  const ModelConfig c = moe_shape(16, 768, 32);
+  const ShardWeights w = {2, 1, 1};
+  std::vector<std::vector<int>> owner(16, std::vector<int>(768, -1));
+  for (int r = 0; r < 3; ++r) {
+    const Shard s = Shard::for_rank(c, r, 3, w);
+    for (uint32_t e = 0; e < 16; ++e) {
+      const Range u = s.expert_units[e];
+      EXPECT_EQ(u.size() / 32, r == 0 ? 12u : 6u) << "rank " << r << " expert " << e;
+      for (uint32_t j = u.begin; j < u.end; ++j) {
+        EXPECT_EQ(owner[e][j], -1);
+        owner[e][j] = r;
+      }
+    }
+  }
+  for (const auto& units : owner) EXPECT_EQ(std::count(units.begin(), units.end(), -1), 0);
 }
 
 TEST(MoeSplit, RefusesMoreRanksThanExpertBlocks) {

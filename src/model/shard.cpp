@@ -80,8 +80,6 @@ Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks, const Sh
     throw Error("rank " + std::to_string(rank) + " of " + std::to_string(n_ranks) + " is not valid");
   if (!weights.empty() && int(weights.size()) != n_ranks)
     throw Error("--shard-weights: " + std::to_string(weights.size()) + " weights for " + std::to_string(n_ranks) + " ranks");
-  if (!weights.empty() && config.n_experts > 0)
-    throw Error("--shard-weights: a mixture-of-experts model is split evenly only (for now)");
   if (uint32_t(n_ranks) > config.n_heads)
     throw Error("cannot split the model over " + std::to_string(n_ranks) + " ranks: it has only " +
                 std::to_string(config.n_heads) + " query heads (use at most " + std::to_string(config.n_heads) +
@@ -103,7 +101,7 @@ Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks, const Sh
   }
   s.vocab = split(config.n_vocab, rank, n_ranks, weights);
   if (config.n_experts > 0) {  // every layer's FFN is a mixture of experts: no dense FFN to split
-    s.expert_units = expert_split(config, rank, n_ranks);
+    s.expert_units = expert_split(config, rank, n_ranks, weights);
     return s;
   }
   if (ffn_block == 0 || config.ffn_dim % ffn_block != 0 || config.ffn_dim / ffn_block < uint32_t(n_ranks))
@@ -114,7 +112,7 @@ Shard Shard::for_rank(const ModelConfig& config, int rank, int n_ranks, const Sh
   return s;
 }
 
-std::vector<Range> expert_split(const ModelConfig& config, int rank, int n_ranks) {
+std::vector<Range> expert_split(const ModelConfig& config, int rank, int n_ranks, const ShardWeights& weights) {
   const uint32_t block = config.expert_block, units = config.expert_ffn_dim;
   const uint64_t blocks = block && units % block == 0 ? uint64_t(units / block) * config.n_experts : 0;
   if (blocks < uint64_t(n_ranks))
@@ -123,10 +121,14 @@ std::vector<Range> expert_split(const ModelConfig& config, int rank, int n_ranks
                 std::to_string(n_ranks) + " ranks: use at most " + std::to_string(blocks) + " ranks");
   // Expert e's blocks in n_ranks contiguous parts (split_evenly: the first parts one block
   // longer); rank r takes part (r - e) mod n_ranks, so the longer parts rotate over the ranks.
+  // With weights each part is weighted by the weight of the rank that takes it.
   std::vector<Range> held(config.n_experts);
+  ShardWeights rotated(weights.size());
   for (uint32_t e = 0; e < config.n_experts; ++e) {
     const int part = int((uint32_t(rank) + uint32_t(n_ranks) - e % uint32_t(n_ranks)) % uint32_t(n_ranks));
-    const Range r = split_evenly(units / block, n_ranks, part);
+    for (size_t p = 0; p < rotated.size(); ++p) rotated[p] = weights[(p + e) % weights.size()];
+    const Range r = weights.empty() ? split_evenly(units / block, n_ranks, part)
+                                    : split_weighted(units / block, rotated, part);
     held[e] = {r.begin * block, r.end * block};
   }
   return held;
@@ -140,6 +142,12 @@ std::string describe_plan(const ModelConfig& config, int n_ranks, const ShardWei
     text += (r ? "; rank " : "rank ") + std::to_string(r) + ": KV heads " + span(s.kv_heads, 1);
     if (uint32_t(n_ranks) > config.n_kv_heads) text += ", query heads " + span(s.q_heads, 1);
     if (s.ffn.size()) text += ", FFN units " + span(s.ffn, 1);
+    if (!s.expert_units.empty()) {
+      uint64_t held = 0;
+      for (const Range& u : s.expert_units) held += u.size();
+      text += ", expert units " + std::to_string(held) + " of " +
+              std::to_string(uint64_t(config.expert_ffn_dim) * config.n_experts);
+    }
     text += ", vocabulary " + span(s.vocab, 1);
   }
   return text;

@@ -45,7 +45,8 @@ struct Shard {
 
 // The units of each expert that rank `rank` of n_ranks holds (Shard::expert_units). Throws
 // r1pi::Error, naming ffn_down_exps and the counts, when a layer has fewer blocks than ranks.
-std::vector<Range> expert_split(const ModelConfig& config, int rank, int n_ranks);
+// weights: each rank's share of every expert's blocks (--shard-weights; empty: equal).
+std::vector<Range> expert_split(const ModelConfig& config, int rank, int n_ranks, const ShardWeights& weights = {});
 
 // [begin, end) of part `index` when `count` units are split into `parts` contiguous parts whose
 // sizes differ by at most one unit (the first count % parts parts get the extra unit).
