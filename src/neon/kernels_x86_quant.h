@@ -81,7 +81,7 @@ enum class Corr { None, Lanes, Pairs };
 // The policies that run in AVX-512 row pairs (few_tile_pairs) stay ahead on that path up to 8
 // tokens; Q8_0, one row per register, does not (bench/README.md). (The avx2 backend's Q4_0 leaves
 // this template from 5 tokens on, kernels_avx2_q4_0_batch.h; the avx512-vnni backend's Q4_0 and
-// Q8_0 from 5, its Q6_K from 9: kernels_avx512_batch.h.)
+// Q8_0, Q6_K, Q4_K and Q5_K from 5: kernels_avx512_batch.h.)
 template <class P>
 constexpr int kFewTokens = requires { typename P::W2; } ? 8 : 4;
 
