@@ -20,6 +20,7 @@
 //     exact;
 //   min_part(head, dx, s0, s1, acc): acc with the min part added (kSums != None).
 #pragma once
+#include <type_traits>
 
 #include "ggml/q4_K_layout.h"
 #include "neon/kernels_x86_quant.h"
@@ -111,26 +112,30 @@ R1PI_INLINE void min_tile(const uint8_t* const* rows, const uint8_t* x, size_t x
       for (int t = 0; t < T; ++t)
         _mm256_store_ps(e[r][t], P::factors(head[r], _mm256_loadu_ps(pp.dx + size_t(t) * pp.stride + b)));
     }
+    // Q is P, named through kTail so that the pair path's members (absent from policies without
+    // kBlockPairs) are looked up only where the branch is taken: clang checks what does not
+    // depend on the lambda's own parameters when the enclosing function is instantiated.
+    using Q = std::conditional_t<kTail, P, P>;
     if constexpr (P::Isa::kVectorRegisters == 32 && P::kBlockPairs && !kTail) {
       // AVX-512, blocks k and k + 1 in one 512-bit register (lanes 0..7 and 8..15): the weights'
       // and the lanes' integer work once for both, then each block's fma in turn, as below.
       static_for<4>([&]<int kp>() {
         constexpr int k = 2 * kp;
-        typename P::TokenPair xv[T];
+        typename Q::TokenPair xv[T];
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
           const uint8_t* xk = x + size_t(t) * x_row_bytes + (b + k) * int64_t(sizeof(block_q8_0)) + 2;
-          xv[t] = P::token2(_mm512_inserti64x4(
+          xv[t] = Q::token2(_mm512_inserti64x4(
               _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xk))),
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xk + sizeof(block_q8_0))), 1));
         }
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
           _mm_prefetch(reinterpret_cast<const char*>(rows[r] + at) + pf + k * kBlockBytes, _MM_HINT_T0);
-          const auto w = P::template unpack2<k>(head[r], rows[r] + at);
+          const auto w = Q::template unpack2<k>(head[r], rows[r] + at);
 #pragma GCC unroll 4
           for (int t = 0; t < T; ++t) {
-            const __m512 f = P::lanes2(w, xv[t]);
+            const __m512 f = Q::lanes2(w, xv[t]);
             acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&e[r][t][k]), _mm512_castps512_ps256(f), acc[r][t]);
             acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&e[r][t][k + 1]), _mm512_extractf32x8_ps(f, 1), acc[r][t]);
           }
