@@ -95,6 +95,46 @@ TEST(SpeculativeGeneration, DraftsAreAcceptedAndRejected) {
   EXPECT_EQ(plain.spec.drafted, 0);
 }
 
+// The server's slots draft only while alone (may_draft): the steps it refuses decode plainly, the
+// tokens stay plain decoding's, and the policy, which went on learning from the text meanwhile,
+// drafts again as soon as it is allowed.
+TEST(SpeculativeGeneration, NoDraftWhereMayDraftSaysNo) {
+  const Ids s = script(400, 7, 0);
+  ScriptedModel model(s, 512, int32_t(tiny().config.n_vocab));
+  GenerationOptions o;
+  o.n_predict = 300;
+  o.batch_size = 8;
+  o.sampler.temperature = 0;
+  o.spec.enabled = true;
+  o.spec.cost = CostCurve::flat(16);
+  int step = 0, drafts_refused = 0, drafts_late = 0;
+  bool allowed = true;
+  o.may_draft = [&] {
+    ++step;
+    allowed = step < 5 || step > 60;  // "others running" from the 5th step to the 60th
+    return allowed;
+  };
+  o.on_spec_step = [&](int drafted, int) {
+    if (!allowed && drafted > 0) ++drafts_refused;
+    if (step > 60 && step <= 65 && drafted > 0) ++drafts_late;
+  };
+  const Ids prompt(s.begin(), s.begin() + kPrompt);
+  const GenerationResult spec = generate(model, *tiny().tokenizer, prompt, o, {});
+  const GenerationResult plain = run(s, 512, 300, false);
+  expect_same(plain, spec, "may_draft false from step 5 to 60");
+  EXPECT_EQ(drafts_refused, 0);
+  EXPECT_GT(drafts_late, 0);  // the policy learned from the shadows while refused
+  EXPECT_GT(spec.spec.drafted, 0);
+  EXPECT_GE(spec.spec.steps, 60);
+
+  o.may_draft = [] { return false; };
+  o.on_spec_step = {};
+  ScriptedModel fresh(s, 512, int32_t(tiny().config.n_vocab));
+  const GenerationResult never = generate(fresh, *tiny().tokenizer, prompt, o, {});
+  expect_same(plain, never, "may_draft always false");
+  EXPECT_EQ(never.spec.drafted, 0);
+}
+
 TEST(SpeculativeGeneration, EndOfGenerationInsideAnAcceptedRun) {
   // End-of-generation at every offset of a loop the drafts follow.
   for (int eog_at = kPrompt + 30; eog_at < kPrompt + 50; ++eog_at) {

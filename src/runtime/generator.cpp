@@ -94,7 +94,8 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     // pos .. pos + k, and the step yields at most k + 1 tokens.
     const int wanted = options.n_predict > 0 ? options.n_predict - int(result.generated.size()) : INT_MAX;
     const int limit = std::min(model.n_ctx() - 1 - pos, wanted - 1);
-    const std::vector<int32_t> draft = speculator ? speculator->draft(limit) : std::vector<int32_t>{};
+    const bool may_draft = !options.may_draft || options.may_draft();
+    const std::vector<int32_t> draft = speculator ? speculator->draft(may_draft ? limit : 0) : std::vector<int32_t>{};
     ++result.spec.steps;
     if (draft.empty()) {
       result.spec.cost += 1;

@@ -29,6 +29,10 @@ struct GenerationOptions {
   // closed connection, a stop string or Ctrl-C costs at most the token already being computed.
   std::function<bool()> cancelled{};
   SpecOptions spec;      // speculative decoding (off unless spec.enabled)
+  // With spec: asked before every decode step; false decodes that step plainly (the policy still
+  // learns from the text). The server's slots: while other requests share the forward, where a
+  // draft's verification costs more than it saves (docs/server.md). Empty: always allowed.
+  std::function<bool()> may_draft{};
   // Called after every decode step with a draft: its length and how many of it were accepted.
   std::function<void(int drafted, int accepted)> on_spec_step;
 };

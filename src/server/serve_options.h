@@ -14,7 +14,7 @@ struct ServeOptions {
   std::string api_key;                   // empty: no key asked
   bool split_reasoning = true;           // --reasoning-format deepseek (none: all text is content)
   int queue_size = 32;                   // requests waiting or running; one more gets 503
-  int parallel_chunk = 16;               // --parallel: a prompt's tokens per forward beside others
+  int parallel_chunk = 8;                // --parallel: a prompt's tokens per forward beside others
   size_t max_body_bytes = 1 << 20;       // a larger request body gets 413
   int read_timeout_seconds = 30;         // for a request's headers and body
   std::string model_name;                // the id /v1/models shows

@@ -38,9 +38,13 @@ CompletionSettings settings_for(const Job& job, const ApiContext& c) {
   return s;
 }
 
-void generate_job(TokenSource& source, Job& job, const ApiContext& c, const std::function<bool()>& stop, int slot) {
+// may_draft: whether --spec drafts at this step (a request alone does; beside others it decodes
+// plainly: measured in docs/server.md).
+void generate_job(TokenSource& source, Job& job, const ApiContext& c, const std::function<bool()>& stop, int slot,
+                  const std::function<bool()>& may_draft) {
   CompletionSettings s = settings_for(job, c);
   s.generation.seq = slot;
+  s.generation.may_draft = may_draft;
   s.cancelled = [&] { return job.abandoned() || stop(); };
   try {
     Completion done = complete(source, c.tokenizer, job.prompt, s, [&](const TextParts& parts) {
@@ -128,7 +132,7 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
     Running* raw = r.get();
     r->thread = std::thread([&, raw, slot] {
       SlotSource slot_source(batcher, source, options.parallel_chunk);
-      generate_job(slot_source, *raw->job, context, stop, slot);
+      generate_job(slot_source, *raw->job, context, stop, slot, [&batcher] { return batcher.members() <= 1; });
       batcher.leave();
       raw->finished = true;
     });
