@@ -2,8 +2,9 @@
 """The server's aggregate and per-stream decode speed against the number of concurrent clients
 (--parallel: continuous batching), and how long running streams pause when a long prompt joins.
 
-usage: concurrency.py -m MODEL [--clients 1,2,4,8] [--tokens 64] [--threads 2] [--np 1]
-                      [--reps 3] [--join-prompt 2000] [--out DIR] [--build DIR]
+usage: concurrency.py -m MODEL [--clients 1,2,4,8] [--tokens 128] [--threads 2] [--np 1]
+                      [--reps 3] [--join-prompt 2000] [--server-args FLAGS] [--out DIR]
+                      [--build DIR]
 
 One server, started with --parallel (the largest client count), -b 64 and --parallel-chunk --chunk.
 For each client count C (the counts interleaved, --reps rounds) C completions start at once, each
@@ -13,8 +14,8 @@ Aggregate tok/s: every answer's tokens over the span from the earliest decode st
 end; per-stream tok/s: each answer's own rate, averaged. The gain of C streams is their aggregate over one stream's.
 The join: three streams decode, then a request with a --join-prompt-token prompt arrives; the
 server's --timings rows give the forwards' times (each stream waits one forward per token): the
-longest forward that carried a chunk of the prompt (--parallel-chunk) against the median of the
-three alone.
+forwards that carried a chunk of the prompt (--parallel-chunk; median and longest) against the
+median of the three alone.
 Writes concurrency-<model>.md, .csv and .png to --out (default ~/r1pi-results/<date>-<host>)."""
 import argparse
 import atexit
@@ -34,13 +35,14 @@ from r1pibench import report, runs  # noqa: E402
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("-m", "--model", required=True)
 ap.add_argument("--clients", default="1,2,4,8")
-ap.add_argument("--tokens", type=int, default=64)
+ap.add_argument("--tokens", type=int, default=128)
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--np", type=int, default=1, help="ranks (scripts/mpirun on this machine)")
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--join-prompt", type=int, default=2000, help="tokens of the joining prompt (0: no join test)")
-ap.add_argument("--chunk", type=int, default=16, help="the server's --parallel-chunk")
+ap.add_argument("--chunk", type=int, default=8, help="the server's --parallel-chunk")
 ap.add_argument("--port", type=int, default=18790)
+ap.add_argument("--server-args", default="", help="more flags for the server, e.g. '--spec'")
 ap.add_argument("--out")
 ap.add_argument("--build")
 a = ap.parse_args()
@@ -138,7 +140,7 @@ def join_test():
     rows = [(int(r["tokens"]), float(r["pred_ms"]) + float(r["sync_ms"])) for r in csv.DictReader(open(timings_csv))][skip:]
     decode = [ms for tokens, ms in rows if tokens == 3]
     joined = [ms for tokens, ms in rows if tokens > 3]
-    return n, timings["prompt_ms"] / 1e3, statistics.median(decode), max(joined), len(joined)
+    return n, timings["prompt_ms"] / 1e3, statistics.median(decode), statistics.median(joined), max(joined), len(joined)
 
 
 n_ctx = max(a.tokens + 64, a.join_prompt + 64)
@@ -147,7 +149,7 @@ base = os.path.join(out, "concurrency-%s" % name)
 timings_csv = base + ".forwards.csv"
 cmd = runs.mpirun(a.np) + [os.path.join(build, "r1pi"), "-m", a.model, "--serve", "--port", str(a.port), "-t",
                            str(a.threads), "--parallel", str(max(counts + [4])), "-c", str(n_ctx), "-b", "64",
-                           "--parallel-chunk", str(a.chunk), "--timings", timings_csv]
+                           "--parallel-chunk", str(a.chunk), "--timings", timings_csv] + a.server_args.split()
 server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 atexit.register(server.terminate)  # also when a check below ends the script
 line = b""
@@ -174,8 +176,9 @@ server.wait()
 one = statistics.mean(x[0] for x in results[counts[0]]) if counts[0] == 1 else None
 lines = ["# Concurrent clients on %s (--parallel %d, %d rank(s) x %d threads, %d tokens each)" %
          (name, max(counts + [4]), a.np, a.threads, a.tokens), "",
-         "`bench/server/concurrency.py -m %s --clients %s --tokens %d --threads %d --np %d --reps %d`" %
-         (a.model, a.clients, a.tokens, a.threads, a.np, a.reps), "",
+         "`bench/server/concurrency.py -m %s --clients %s --tokens %d --threads %d --np %d --reps %d --join-prompt %d --chunk %d%s`" %
+         (a.model, a.clients, a.tokens, a.threads, a.np, a.reps, a.join_prompt, a.chunk,
+          " --server-args '%s'" % a.server_args if a.server_args else ""), "",
          "| clients | aggregate tok/s (each round) | mean | gain over one | per-stream tok/s |",
          "|---|---|---|---|---|"]
 csv = ["clients,round,aggregate_tok_s,per_stream_tok_s"]
@@ -189,11 +192,12 @@ for n in counts:
     csv += ["%d,%d,%.3f,%.3f" % (n, i + 1, x[0], x[1]) for i, x in enumerate(results[n])]
     rows.append((n, statistics.mean(agg), per))
 if join:
-    n, seconds, decode_ms, longest_ms, chunks = join
+    n, seconds, decode_ms, joined_ms, longest_ms, chunks = join
     lines += ["", ("A %d-token prompt joining three streams, prefilled in %d chunks of up to %d (--parallel-chunk) "
-                   "beside them (%.2f s): the streams' forward alone took %.1f ms (median), the longest with a chunk "
-                   "%.1f ms: a pause of %.1f of their token times (the server's --timings rows).") %
-              (n, chunks, a.chunk, seconds, decode_ms, longest_ms, longest_ms / decode_ms)]
+                   "beside them (%.2f s): the streams' forward alone took %.1f ms (median), with a chunk %.1f ms "
+                   "(median; longest %.1f ms): a pause of %.1f of their token times (longest %.1f; the server's "
+                   "--timings rows).") %
+              (n, chunks, a.chunk, seconds, decode_ms, joined_ms, longest_ms, joined_ms / decode_ms, longest_ms / decode_ms)]
 report.write(base + ".md", lines)
 report.write(base + ".csv", csv)
 report.plot(base + ".png", """set xlabel "concurrent clients"
