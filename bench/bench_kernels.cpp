@@ -10,8 +10,9 @@
 // Every weight matrix is replicated to fill >= 1 GiB and the iterations rotate through the copies,
 // so that B = 1 reads memory, not the last-level cache. Shapes are the 8B model's (4096 x 4096:
 // wq/wo; 14336 x 4096: w1/w3; 4096 x 14336: w2; 128256 x 4096 Q6_K: the output matrix; Q4_K
-// and Q5_K as in a Q4_K_M file; Q5_0 and IQ4_NL as llama-quantize's fallbacks; Q4_1, Q5_1,
-// IQ4_XS, BF16, Q2_K and Q3_K at 4096 x 4096 beside Q4_0's).
+// and Q6_K in a Q4_K_M file's long-row shapes (Q6_K holds half its w2); Q5_K; Q5_0 and IQ4_NL as
+// llama-quantize's fallbacks; Q4_1, Q5_1, IQ4_XS, BF16, Q2_K and Q3_K at 4096 x 4096 beside
+// Q4_0's).
 // Extra flags: --backends=avx2,scalar (default: all but scalar) --quick (fewer shapes)
 //   --chunk=N the shortest pool task in rows (default: linear.cpp's matmul_min_chunk).
 #include <benchmark/benchmark.h>
@@ -258,6 +259,8 @@ int main(int argc, char** argv) {
   std::vector<Shape> matvec = {{GgmlType::Q4_0, 4096, 4096}, {GgmlType::Q4_0, 14336, 4096},
                                {GgmlType::Q4_0, 4096, 14336}, {GgmlType::Q6_K, 128256, 4096},
                                {GgmlType::Q4_K, 4096, 4096},  {GgmlType::Q4_K, 14336, 4096},
+                               {GgmlType::Q4_K, 4096, 14336}, {GgmlType::Q6_K, 4096, 14336},
+                               {GgmlType::Q6_K, 14336, 4096},
                                {GgmlType::Q5_K, 4096, 4096},  {GgmlType::Q5_0, 4096, 4096},
                                {GgmlType::IQ4_NL, 4096, 4096}, {GgmlType::Q4_1, 4096, 4096},
                                {GgmlType::Q5_1, 4096, 4096},  {GgmlType::IQ4_XS, 4096, 4096},
