@@ -3,8 +3,11 @@
 // and the prefill GOP/s. Prints one parsable line per measurement:
 //   model params=... matrix_bytes=...          (the matrices read per token: all but token_embd)
 //   forward threads=T B=b ms=... rel_B1=...    (median of --reps forwards at position 32)
+//                                              (--logits all: every token's logits, as B streams'
+//                                              decode needs; last: one row, as a prefill)
 //   prefill threads=T tokens=N s=... tok_s=... GOPs=...   (2 * params * tokens / s)
 // Usage: forward_batch MODEL [--threads 1,2] [--batches 1,2,4,8,16] [--reps 5] [--prefill 128]
+//        [--logits last|all]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,19 +34,23 @@ int main(int argc, char** argv) {
   using namespace r1pi;
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s MODEL [--threads 1,2] [--batches 1,2,4,8,16] [--reps 5] [--prefill 128]\n",
+                 "usage: %s MODEL [--threads 1,2] [--batches 1,2,4,8,16] [--reps 5] [--prefill 128]"
+                 " [--logits last|all]\n",
                  argv[0]);
     return 2;
   }
   const std::string path = argv[1];
   std::vector<int> threads = {1, 2}, batches = {1, 2, 4, 8, 16};
   int reps = 5, prefill = 128;
+  LogitsFor rows = LogitsFor::Last;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--threads") threads = bench::parse_list(argv[i + 1]);
     else if (a == "--batches") batches = bench::parse_list(argv[i + 1]);
     else if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
     else if (a == "--prefill") prefill = std::max(0, std::atoi(argv[i + 1]));
+    else if (a == "--logits" && std::string(argv[i + 1]) == "all") rows = LogitsFor::All;
+    else if (a == "--logits" && std::string(argv[i + 1]) == "last") rows = LogitsFor::Last;
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -81,7 +88,7 @@ int main(int argc, char** argv) {
         std::vector<double> times;
         for (int r = 0; r < reps; ++r) {
           const auto t0 = std::chrono::steady_clock::now();
-          fwd.forward(Batch::run(tokens.data() + 32, B, 32, LogitsFor::Last));
+          fwd.forward(Batch::run(tokens.data() + 32, B, 32, rows));
           times.push_back(seconds_since(t0));
         }
         std::sort(times.begin(), times.end());
