@@ -23,6 +23,7 @@ import csv
 import http.client
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -51,10 +52,14 @@ build = runs.build_dir(a.build)
 name = os.path.splitext(os.path.basename(a.model))[0]
 
 
-def post(body, on_event=None):
-    """One completion; streamed when on_event is given (called at each event). Returns the answer's
-    timings (llama.cpp's names: prompt_ms, predicted_n, predicted_ms) and when it ended."""
+def post(body, on_event=None, opened=None):
+    """One completion; streamed when on_event is given (called at each event; False ends it).
+    Returns the answer's timings (llama.cpp's names: prompt_ms, predicted_n, predicted_ms) and when
+    it ended. The connection goes into `opened`, so that another thread can shut it: a random
+    model's tokens may have no text, and then no event comes until the end."""
     conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=3600)
+    if opened is not None:
+        opened.append(conn)
     conn.request("POST", "/v1/completions", json.dumps(dict(body, stream=bool(on_event))),
                  {"Content-Type": "application/json"})
     res = conn.getresponse()
@@ -66,7 +71,12 @@ def post(body, on_event=None):
     else:
         buffer = b""
         while True:
-            chunk = res.read1(65536)
+            try:
+                chunk = res.read1(65536)
+            except (OSError, http.client.HTTPException):
+                if on_event():
+                    raise
+                chunk = b""  # shut by the caller
             if not chunk:
                 break
             buffer += chunk
@@ -78,10 +88,31 @@ def post(body, on_event=None):
                 j = json.loads(data)
                 timings = j.get("timings") or timings
                 if not on_event():
-                    conn.close()
-                    return None, time.perf_counter()
+                    break
+            else:
+                continue
+            break
+        res.close()  # (the response holds the socket open past conn.close())
     conn.close()
     return timings, time.perf_counter()
+
+
+def get_text(path):
+    conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=600)
+    conn.request("GET", path)
+    text = conn.getresponse().read().decode()
+    conn.close()
+    return text
+
+
+def get_json(path):
+    return json.loads(get_text(path))
+
+
+def forwards():
+    """The batches the server has run (/metrics)."""
+    return next(int(line.split()[1]) for line in get_text("/metrics").splitlines()
+                if line.startswith("r1pi_batch_forwards_total "))
 
 
 def n_tokens(text):
@@ -119,12 +150,18 @@ def join_test():
     forwards before, the longest forward that carried a chunk of the prompt with them."""
     skip = sum(1 for _ in open(timings_csv)) - 1  # the rows of the rounds before (a row per line)
     stop = threading.Event()
+    opened = []
     streams = [threading.Thread(target=post, args=({"prompt": "Join test, story %d" % i, "max_tokens": n_ctx - 32,
                                                     "temperature": 0, "ignore_eos": True},
-                                                   lambda: not stop.is_set())) for i in range(3)]
+                                                   lambda: not stop.is_set(), opened)) for i in range(3)]
     for t in streams:
         t.start()
-    time.sleep(1.0)
+    # A few forwards of the three alone (/slots counts text, which a random model may not give).
+    while sum(slot["is_processing"] for slot in get_json("/slots")) < 3:
+        time.sleep(0.2)
+    first = forwards()
+    while forwards() < first + 8:
+        time.sleep(0.2)
     # A prompt of --join-prompt tokens or a few less (the server's tokenizer counts), one token back.
     prompt = " ".join("w%d" % (i % 97) for i in range(a.join_prompt))
     while True:
@@ -135,6 +172,11 @@ def join_test():
     timings, _ = post({"prompt": prompt, "max_tokens": 1, "temperature": 0})
     time.sleep(0.3)
     stop.set()
+    for conn in opened:  # the server sees them gone before its next token
+        try:
+            conn.sock.shutdown(socket.SHUT_RDWR)
+        except (AttributeError, OSError):  # (already closed)
+            pass
     for t in streams:
         t.join()
     rows = [(int(r["tokens"]), float(r["pred_ms"]) + float(r["sync_ms"])) for r in csv.DictReader(open(timings_csv))][skip:]
