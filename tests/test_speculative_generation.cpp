@@ -135,6 +135,30 @@ TEST(SpeculativeGeneration, NoDraftWhereMayDraftSaysNo) {
   EXPECT_EQ(never.spec.drafted, 0);
 }
 
+// on_token (the server's per-slot token counts) fires once per chosen token, several per accepted
+// draft run.
+TEST(SpeculativeGeneration, OnTokenCountsEveryChosenToken) {
+  const Ids s = script(400, 7, 0);
+  const Ids prompt(s.begin(), s.begin() + kPrompt);
+  for (const bool spec : {false, true}) {
+    ScriptedModel model(s, 512, int32_t(tiny().config.n_vocab));
+    GenerationOptions o;
+    o.n_predict = 120;
+    o.batch_size = 8;
+    o.sampler.temperature = 0;
+    o.spec.enabled = spec;
+    o.spec.cost = CostCurve::flat(16);
+    int tokens = 0;
+    o.on_token = [&] { ++tokens; };
+    const GenerationResult r = generate(model, *tiny().tokenizer, prompt, o, {});
+    EXPECT_EQ(tokens, int(r.generated.size())) << (spec ? "speculative" : "plain");
+    EXPECT_EQ(r.generated.size(), 120u);
+    if (spec) {
+      EXPECT_GT(r.spec.accepted, 0);
+    }
+  }
+}
+
 TEST(SpeculativeGeneration, EndOfGenerationInsideAnAcceptedRun) {
   // End-of-generation at every offset of a loop the drafts follow.
   for (int eog_at = kPrompt + 30; eog_at < kPrompt + 50; ++eog_at) {

@@ -64,6 +64,7 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   // Takes a chosen token; true when generation ends with it.
   auto keep = [&](int32_t t) {
     result.generated.push_back(t);
+    if (options.on_token) options.on_token();
     if (speculator) speculator->push(t);
     if (!options.ignore_eos && tokenizer.is_end_of_generation(t)) {
       result.stop_reason = "eog";

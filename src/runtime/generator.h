@@ -35,6 +35,9 @@ struct GenerationOptions {
   std::function<bool()> may_draft{};
   // Called after every decode step with a draft: its length and how many of it were accepted.
   std::function<void(int drafted, int accepted)> on_spec_step;
+  // Called for every token chosen (the end-of-generation one included), whatever its text: the
+  // server's per-slot token counts (/slots, /metrics).
+  std::function<void()> on_token{};
 };
 
 struct GenerationResult {

@@ -45,12 +45,10 @@ void generate_job(TokenSource& source, Job& job, const ApiContext& c, const std:
   CompletionSettings s = settings_for(job, c);
   s.generation.seq = slot;
   s.generation.may_draft = may_draft;
+  s.generation.on_token = [&] { c.slots.generated(slot); };
   s.cancelled = [&] { return job.abandoned() || stop(); };
   try {
-    Completion done = complete(source, c.tokenizer, job.prompt, s, [&](const TextParts& parts) {
-      c.slots.generated(slot);
-      job.add(parts);
-    });
+    Completion done = complete(source, c.tokenizer, job.prompt, s, [&](const TextParts& parts) { job.add(parts); });
     c.metrics.completed(done);
     job.finish(std::move(done));
   } catch (const Error& e) {
