@@ -63,8 +63,7 @@ Ids script(int length, int period, int eog_at) {
   return s;
 }
 
-GenerationResult run(const Ids& script_ids, int n_ctx, int n_predict, bool speculate, int max_draft = 8) {
-  ScriptedModel model(script_ids, n_ctx, int32_t(tiny().config.n_vocab));
+GenerationOptions greedy(int n_predict, bool speculate, int max_draft = 8) {
   GenerationOptions o;
   o.n_predict = n_predict;
   o.batch_size = 8;
@@ -72,8 +71,18 @@ GenerationResult run(const Ids& script_ids, int n_ctx, int n_predict, bool specu
   o.spec.enabled = speculate;
   o.spec.cost = CostCurve::flat(16);  // every draft is worth it: the longest drafts, the most cases
   o.spec.max_draft = max_draft;
+  return o;
+}
+
+// The script's first kPrompt ids as the prompt, on a fresh model.
+GenerationResult run_with(const Ids& script_ids, int n_ctx, const GenerationOptions& o) {
+  ScriptedModel model(script_ids, n_ctx, int32_t(tiny().config.n_vocab));
   const Ids prompt(script_ids.begin(), script_ids.begin() + kPrompt);
   return generate(model, *tiny().tokenizer, prompt, o, {});
+}
+
+GenerationResult run(const Ids& script_ids, int n_ctx, int n_predict, bool speculate, int max_draft = 8) {
+  return run_with(script_ids, n_ctx, greedy(n_predict, speculate, max_draft));
 }
 
 // Same tokens, same stop, same count of decoded tokens; and speculation did something.
@@ -100,13 +109,7 @@ TEST(SpeculativeGeneration, DraftsAreAcceptedAndRejected) {
 // drafts again as soon as it is allowed.
 TEST(SpeculativeGeneration, NoDraftWhereMayDraftSaysNo) {
   const Ids s = script(400, 7, 0);
-  ScriptedModel model(s, 512, int32_t(tiny().config.n_vocab));
-  GenerationOptions o;
-  o.n_predict = 300;
-  o.batch_size = 8;
-  o.sampler.temperature = 0;
-  o.spec.enabled = true;
-  o.spec.cost = CostCurve::flat(16);
+  GenerationOptions o = greedy(300, true);
   int step = 0, drafts_refused = 0, drafts_late = 0;
   bool allowed = true;
   o.may_draft = [&] {
@@ -118,8 +121,7 @@ TEST(SpeculativeGeneration, NoDraftWhereMayDraftSaysNo) {
     if (!allowed && drafted > 0) ++drafts_refused;
     if (step > 60 && step <= 65 && drafted > 0) ++drafts_late;
   };
-  const Ids prompt(s.begin(), s.begin() + kPrompt);
-  const GenerationResult spec = generate(model, *tiny().tokenizer, prompt, o, {});
+  const GenerationResult spec = run_with(s, 512, o);
   const GenerationResult plain = run(s, 512, 300, false);
   expect_same(plain, spec, "may_draft false from step 5 to 60");
   EXPECT_EQ(drafts_refused, 0);
@@ -129,8 +131,7 @@ TEST(SpeculativeGeneration, NoDraftWhereMayDraftSaysNo) {
 
   o.may_draft = [] { return false; };
   o.on_spec_step = {};
-  ScriptedModel fresh(s, 512, int32_t(tiny().config.n_vocab));
-  const GenerationResult never = generate(fresh, *tiny().tokenizer, prompt, o, {});
+  const GenerationResult never = run_with(s, 512, o);
   expect_same(plain, never, "may_draft always false");
   EXPECT_EQ(never.spec.drafted, 0);
 }
@@ -139,18 +140,11 @@ TEST(SpeculativeGeneration, NoDraftWhereMayDraftSaysNo) {
 // draft run.
 TEST(SpeculativeGeneration, OnTokenCountsEveryChosenToken) {
   const Ids s = script(400, 7, 0);
-  const Ids prompt(s.begin(), s.begin() + kPrompt);
   for (const bool spec : {false, true}) {
-    ScriptedModel model(s, 512, int32_t(tiny().config.n_vocab));
-    GenerationOptions o;
-    o.n_predict = 120;
-    o.batch_size = 8;
-    o.sampler.temperature = 0;
-    o.spec.enabled = spec;
-    o.spec.cost = CostCurve::flat(16);
+    GenerationOptions o = greedy(120, spec);
     int tokens = 0;
     o.on_token = [&] { ++tokens; };
-    const GenerationResult r = generate(model, *tiny().tokenizer, prompt, o, {});
+    const GenerationResult r = run_with(s, 512, o);
     EXPECT_EQ(tokens, int(r.generated.size())) << (spec ? "speculative" : "plain");
     EXPECT_EQ(r.generated.size(), 120u);
     if (spec) {
