@@ -49,9 +49,14 @@ int main(int argc, char** argv) {
     else if (a == "--batches") batches = bench::parse_list(argv[i + 1]);
     else if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
     else if (a == "--prefill") prefill = std::max(0, std::atoi(argv[i + 1]));
-    else if (a == "--logits" && std::string(argv[i + 1]) == "all") rows = LogitsFor::All;
-    else if (a == "--logits" && std::string(argv[i + 1]) == "last") rows = LogitsFor::Last;
-    else {
+    else if (a == "--logits") {
+      const std::string v = argv[i + 1];
+      if (v != "all" && v != "last") {
+        std::fprintf(stderr, "--logits takes last or all, not %s\n", v.c_str());
+        return 2;
+      }
+      rows = v == "all" ? LogitsFor::All : LogitsFor::Last;
+    } else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }

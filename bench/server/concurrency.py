@@ -52,75 +52,52 @@ build = runs.build_dir(a.build)
 name = os.path.splitext(os.path.basename(a.model))[0]
 
 
-def post(body, on_event=None, opened=None):
-    """One completion; streamed when on_event is given (called at each event; False ends it).
-    Returns the answer's timings (llama.cpp's names: prompt_ms, predicted_n, predicted_ms) and when
-    it ended. The connection goes into `opened`, so that another thread can shut it: a random
-    model's tokens may have no text, and then no event comes until the end."""
+def post(body, until=None, opened=None):
+    """One completion. Whole: returns the answer's timings (llama.cpp's names: prompt_ms,
+    predicted_n, predicted_ms) and when it ended. Streamed when `until` (a threading.Event) is
+    given: read to its end, or until another thread shuts the connection (it goes into `opened`)
+    once `until` is set (a random model's tokens may have no text, so events cannot tell when to
+    stop); no timings then."""
     conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=3600)
     if opened is not None:
         opened.append(conn)
-    conn.request("POST", "/v1/completions", json.dumps(dict(body, stream=bool(on_event))),
+    conn.request("POST", "/v1/completions", json.dumps(dict(body, stream=until is not None)),
                  {"Content-Type": "application/json"})
     res = conn.getresponse()
     if res.status != 200:
         runs.die("the server answered %d: %s" % (res.status, res.read()[:200]))
     timings = None
-    if not on_event:
+    if until is None:
         timings = json.loads(res.read())["timings"]
     else:
-        buffer = b""
-        while True:
-            try:
-                chunk = res.read1(65536)
-            except (OSError, http.client.HTTPException):
-                if on_event():
-                    raise
-                chunk = b""  # shut by the caller
-            if not chunk:
-                break
-            buffer += chunk
-            while b"\n\n" in buffer:
-                event, buffer = buffer.split(b"\n\n", 1)
-                data = event[6:]
-                if data == b"[DONE]":
-                    continue
-                j = json.loads(data)
-                timings = j.get("timings") or timings
-                if not on_event():
-                    break
-            else:
-                continue
-            break
+        try:
+            while res.read1(65536):
+                pass
+        except (OSError, http.client.HTTPException):
+            if not until.is_set():
+                raise
         res.close()  # (the response holds the socket open past conn.close())
     conn.close()
     return timings, time.perf_counter()
 
 
-def get_text(path):
+def call(method, path, body=None):
+    """A request's answer as text."""
     conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=600)
-    conn.request("GET", path)
+    conn.request(method, path, body and json.dumps(body), {"Content-Type": "application/json"})
     text = conn.getresponse().read().decode()
     conn.close()
     return text
 
 
-def get_json(path):
-    return json.loads(get_text(path))
-
-
 def forwards():
     """The batches the server has run (/metrics)."""
-    return next(int(line.split()[1]) for line in get_text("/metrics").splitlines()
+    return next(int(line.split()[1]) for line in call("GET", "/metrics").splitlines()
                 if line.startswith("r1pi_batch_forwards_total "))
 
 
 def n_tokens(text):
-    conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=600)
-    conn.request("POST", "/tokenize", json.dumps({"content": text, "add_special": True}), {"Content-Type": "application/json"})
-    n = len(json.loads(conn.getresponse().read())["tokens"])
-    conn.close()
-    return n
+    return len(json.loads(call("POST", "/tokenize", {"content": text, "add_special": True}))["tokens"])
 
 
 def concurrent(n, round_no):
@@ -153,11 +130,11 @@ def join_test():
     opened = []
     streams = [threading.Thread(target=post, args=({"prompt": "Join test, story %d" % i, "max_tokens": n_ctx - 32,
                                                     "temperature": 0, "ignore_eos": True},
-                                                   lambda: not stop.is_set(), opened)) for i in range(3)]
+                                                   stop, opened)) for i in range(3)]
     for t in streams:
         t.start()
     # A few forwards of the three alone (/slots counts text, which a random model may not give).
-    while sum(slot["is_processing"] for slot in get_json("/slots")) < 3:
+    while sum(slot["is_processing"] for slot in json.loads(call("GET", "/slots"))) < 3:
         time.sleep(0.2)
     first = forwards()
     while forwards() < first + 8:
