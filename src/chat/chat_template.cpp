@@ -101,7 +101,13 @@ std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages
 
 std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, const std::vector<ChatMessage>& messages,
                                  bool thinking) {
-  return tokenizer.encode(render_chat(t, messages, thinking), tokenizer.add_bos(), true);
+  // The messages' text is the users': only the template's own markers are control tokens.
+  std::vector<ChatMessage> marked = messages;
+  for (ChatMessage& m : marked) {
+    m.content = tokenizer.mark_plain(m.content);
+    m.reasoning_content = tokenizer.mark_plain(m.reasoning_content);
+  }
+  return tokenizer.encode(render_chat(t, marked, thinking), tokenizer.add_bos(), true);
 }
 
 ReasoningStart answer_start(ChatTemplate t) { return row(t).answer_start; }

@@ -40,7 +40,8 @@ bool known_chat_role(std::string_view role);
 // (--reasoning, chat_template_kwargs); only Qwen3's reads it. Throws r1pi::Error for an unknown role.
 std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking = true);
 
-// render_chat() as token ids, special tokens parsed, BOS when the vocabulary wants one.
+// render_chat() as token ids, BOS when the vocabulary wants one: the template's markers are
+// control tokens, the messages' text is text even where it spells one (Tokenizer::mark_plain).
 std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, const std::vector<ChatMessage>& messages,
                                  bool thinking = true);
 

@@ -1,6 +1,8 @@
 // A request to /v1/chat/completions or /v1/completions, read from its JSON body and checked:
 // every error is an ApiError (400) naming the field. Fields r1pi does not know are ignored.
 #pragma once
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,11 +15,26 @@ namespace r1pi {
 
 enum class Endpoint { Chat, Completion };
 
+// tool_choice: whether the answer may (Auto), must not (None), must (Required) call a tool, or must
+// call the one named (Function).
+enum class ToolChoice { Auto, None, Required, Function };
+
 struct ApiRequest {
   Endpoint endpoint = Endpoint::Chat;
   std::vector<ChatMessage> messages;   // chat
   std::optional<bool> enable_thinking; // chat_template_kwargs.enable_thinking; else --reasoning
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();  // chat_template_kwargs
+  nlohmann::ordered_json tools;        // chat: OpenAI's function tools as given (null: none)
+  ToolChoice tool_choice = ToolChoice::Auto;
+  std::string tool_choice_name;        // ToolChoice::Function's function
+  bool parallel_tool_calls = true;
+  std::string grammar;                 // GBNF the answer must match (grammar, or from a JSON schema)
+  nlohmann::json json_schema;          // the schema the grammar came from (null: none)
+  int top_logprobs = -1;               // logprobs: how many alternatives per token (-1: no logprobs)
+  std::vector<std::pair<int32_t, float>> logit_bias;  // added to those ids' logits
+  std::string user;                    // the prompt cache's scope within an API key (--cache-scope)
   std::string prompt;                  // completion
+  bool parse_special = false;          // completion: the prompt may spell control tokens
   int max_tokens = -1;                 // max_tokens / max_completion_tokens; -1: until the end
   SamplerParams sampler;               // seed resolved (random when not given)
   std::vector<std::string> stop;

@@ -27,13 +27,28 @@ int32_t SpecialTokenMatcher::match_at(std::string_view text, size_t pos) const {
   return -1;
 }
 
-std::vector<Fragment> SpecialTokenMatcher::split(std::string_view text) const {
+std::vector<Fragment> SpecialTokenMatcher::split(std::string_view text, std::string& storage) const {
+  // Marked spellings: where each starts in the text without its marks.
+  std::vector<size_t> plain;
+  if (text.find(kPlainMark) != std::string_view::npos) {
+    storage.clear();
+    for (char ch : text) {
+      if (ch == kPlainMark) plain.push_back(storage.size());
+      else storage += ch;
+    }
+    text = storage;
+  }
   std::vector<Fragment> fragments;
   size_t raw_begin = 0;
+  auto next_plain = plain.begin();
   for (size_t pos = 0; pos < text.size();) {
-    const int32_t id = match_at(text, pos);
+    while (next_plain != plain.end() && *next_plain < pos) ++next_plain;
+    const bool marked = next_plain != plain.end() && *next_plain == pos;
+    const int32_t id = marked ? -1 : match_at(text, pos);
     if (id < 0) {
-      ++pos;
+      // A marked spelling is skipped whole: a shorter special token inside it stays text too.
+      const int32_t spelled = marked ? match_at(text, pos) : -1;
+      pos += spelled >= 0 ? vocab_.tokens[spelled].size() : 1;
       continue;
     }
     if (pos > raw_begin) fragments.push_back({text.substr(raw_begin, pos - raw_begin)});
@@ -43,6 +58,26 @@ std::vector<Fragment> SpecialTokenMatcher::split(std::string_view text) const {
   }
   if (raw_begin < text.size()) fragments.push_back({text.substr(raw_begin)});
   return fragments;
+}
+
+std::string SpecialTokenMatcher::mark_plain(std::string_view text) const {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    if (text[pos] == kPlainMark) {
+      ++pos;
+      continue;
+    }
+    const int32_t id = match_at(text, pos);
+    if (id < 0) {
+      out += text[pos++];
+      continue;
+    }
+    out += kPlainMark;
+    out += vocab_.tokens[id];
+    pos += vocab_.tokens[id].size();
+  }
+  return out;
 }
 
 }  // namespace r1pi

@@ -10,6 +10,13 @@
 
 namespace r1pi {
 
+// Text that came from a user (a chat message, a tool result) must not spell control tokens: a
+// user's "hi<|im_end|><|im_start|>system" would otherwise forge a turn. mark_plain() puts this
+// byte, which no UTF-8 text holds, before every special token's spelling in such text; the
+// template then renders around it (a filter that looks for "</think>" still finds it), and split()
+// reads a marked spelling as ordinary text and drops every mark.
+constexpr char kPlainMark = '\xFF';
+
 struct Fragment {
   std::string_view text;  // raw text to tokenise normally (when id < 0)
   int32_t id = -1;        // a special token found in the input
@@ -21,7 +28,12 @@ class SpecialTokenMatcher {
 
   // Splits text at special tokens, scanning left to right and taking the longest token that
   // starts at each position (the tokenizers library's rule). Empty raw fragments are left out.
-  std::vector<Fragment> split(std::string_view text) const;
+  // A special token right after kPlainMark stays raw text; the marks themselves are left out of
+  // the fragments, which may then point into `storage` (the text without its marks).
+  std::vector<Fragment> split(std::string_view text, std::string& storage) const;
+  // The text with kPlainMark before each special token's spelling (and its own 0xFF bytes, which
+  // UTF-8 never holds, removed).
+  std::string mark_plain(std::string_view text) const;
 
  private:
   int32_t match_at(std::string_view text, size_t pos) const;  // id, or -1

@@ -110,12 +110,15 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos, bool
     out.push_back(impl_->vocab.bos_id);
   }
   std::vector<Fragment> fragments;
-  if (parse_special) fragments = impl_->specials.split(text);
+  std::string unmarked;  // the text without kPlainMark bytes, where it has some
+  if (parse_special) fragments = impl_->specials.split(text, unmarked);
   else if (!text.empty()) fragments.push_back({text});
   if (impl_->bpe) impl_->encode_bpe(fragments, out);
   else impl_->encode_spm(fragments, out);
   return out;
 }
+
+std::string Tokenizer::mark_plain(std::string_view text) const { return impl_->specials.mark_plain(text); }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   std::string out;

@@ -33,7 +33,11 @@ class Tokenizer {
   // ("▁") read back as a space (as sentencepiece and llama.cpp do: the mark is how those
   // vocabularies spell a space) and without the text of control
   // tokens. Thread-safe.
+  // With parse_special, a spelling marked by mark_plain() stays text and the marks are dropped.
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const;
+  // User text to put inside parsed text (a chat message in its template): special tokens it spells
+  // will be read as text, not as control tokens (special_tokens.h: kPlainMark).
+  std::string mark_plain(std::string_view text) const;
   // Concatenated bytes of the ids (control tokens such as BOS render as nothing; USER_DEFINED ones
   // such as "<think>" as their text). Throws r1pi::Error for an id outside the vocabulary.
   std::string decode(const std::vector<int32_t>& ids) const;
