@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cmath>
 #include <random>
 
 #include "server/api_error.h"
+#include "server/json_fields.h"
 
 namespace r1pi {
 
@@ -14,28 +14,6 @@ namespace {
 using nlohmann::json;
 
 [[noreturn]] void bad(const std::string& message) { throw ApiError(400, message); }
-
-double number_in(const json& body, const char* field, double lo, double hi) {
-  const json& v = body[field];
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi)
-    bad(std::string("'") + field + "' must be a number from " + json(lo).dump() + " to " + json(hi).dump());
-  return v.get<double>();
-}
-
-int64_t integer_in(const json& body, const char* field, int64_t lo, int64_t hi) {
-  const json& v = body[field];
-  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
-    bad(std::string("'") + field + "' must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-  return v.get<int64_t>();
-}
-
-bool has(const json& body, const char* field) { return body.contains(field) && !body[field].is_null(); }
-
-bool flag(const json& body, const char* field) {
-  if (!has(body, field)) return false;
-  if (!body[field].is_boolean()) bad(std::string("'") + field + "' must be true or false");
-  return body[field].get<bool>();
-}
 
 // A message's content: a string, or OpenAI's list of parts of which r1pi reads the text ones.
 std::string content_text(const json& content, size_t index) {
