@@ -17,6 +17,7 @@
 #include "app/version_text.h"
 #include "build_info.h"
 #include "chat/chat_repl.h"
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/whole_file.h"
 #include "runtime/run_options.h"
@@ -234,6 +235,8 @@ int main(int argc, char** argv) {
       for (const std::string& note : habits.notes) std::fprintf(stderr, "%s\n", note.c_str());
     app.parse(habits.args);
     o.timings = timings->count() > 0 && o.timings_csv.empty();
+    if (!o.timings_csv.empty() && root)
+      r1pi::refuse_output_over_input(o.timings_csv, {o.model_path, prompt_file, o.spec_cost, api_key_file});
     // Only rank 0 tokenises the prompt: the prompt file need not exist on the other boards.
     if (!prompt_file.empty() && root) o.prompt = r1pi::read_whole_file(prompt_file, "prompt file");
     // Rank 0's seed is the one used: only rank 0 samples.

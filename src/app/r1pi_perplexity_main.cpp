@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/run_job.h"
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/whole_file.h"
 #include "evaluation/perplexity.h"
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
     if (text->count() == 0 && ids->count() == 0) throw r1pi::Error("give the text to score: -f FILE or --tokens IDS.txt");
     // Only rank 0 reads the input: it need not exist on the other boards.
     if (root) {
+      if (!p.save_logits.empty())
+        r1pi::refuse_output_over_input(p.save_logits, {o.model_path, text_file, ids_file, p.compare_logits});
       if (!ids_file.empty()) input_ids = read_ids(ids_file);
       else input_text = r1pi::read_whole_file(text_file, "text file");
     }

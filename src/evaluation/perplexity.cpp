@@ -7,7 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 
 namespace r1pi {
@@ -57,11 +59,16 @@ struct NllSums {
 class RowSink {
  public:
   RowSink(const PerplexityOptions& o, int64_t n_vocab, int64_t n_rows)
-      : V_(n_vocab), save_(nullptr, std::fclose), other_(nullptr, std::fclose), other_row_(size_t(n_vocab)) {
+      : V_(n_vocab), other_(nullptr, std::fclose), other_row_(size_t(n_vocab)) {
     if (!o.save_logits.empty()) {
       save_path_ = o.save_logits;
-      save_.reset(std::fopen(save_path_.c_str(), "wb"));
-      if (!save_) throw Error(save_path_ + ": cannot write the logits (" + std::strerror(errno) + ")");
+      // Through a temporary: the old file stays whole until the new one is (and --kl-divergence
+      // may name it).
+      try {
+        save_.emplace(save_path_, std::vector<std::string>{o.compare_logits});
+      } catch (const WriteError& e) {
+        cannot_save(e.error_number);
+      }
     }
     if (!o.compare_logits.empty()) {
       other_path_ = o.compare_logits;
@@ -83,8 +90,7 @@ class RowSink {
   void add(const float* row, int32_t target) {
     const RowSoftmax s = softmax_of(row, V_);
     if (target >= 0) mine_.add(s.log_z - row[target]);
-    if (save_ && std::fwrite(row, sizeof(float), size_t(V_), save_.get()) != size_t(V_))
-      throw Error(save_path_ + ": cannot write the logits (" + std::strerror(errno) + ")");
+    if (save_ && std::fwrite(row, sizeof(float), size_t(V_), save_->stream()) != size_t(V_)) cannot_save(errno);
     if (other_) {
       if (std::fread(other_row_.data(), sizeof(float), size_t(V_), other_.get()) != size_t(V_))
         throw Error(other_path_ + ": cannot read the logits (" + std::strerror(errno) + ")");
@@ -101,8 +107,13 @@ class RowSink {
   double perplexity() const { return mine_.perplexity(); }
 
   PerplexityResult finish() {
-    if (save_ && std::fclose(save_.release()) != 0)
-      throw Error(save_path_ + ": cannot write the logits (" + std::strerror(errno) + ")");
+    if (save_) {
+      try {
+        save_->commit();
+      } catch (const WriteError& e) {
+        cannot_save(e.error_number);
+      }
+    }
     PerplexityResult r;
     r.kept = kept_;
     r.scored = mine_.n;
@@ -119,9 +130,14 @@ class RowSink {
   }
 
  private:
+  [[noreturn]] void cannot_save(int err) const {
+    throw Error(save_path_ + ": cannot write the logits (" + std::strerror(err) + ")");
+  }
+
   int64_t V_;
   std::string save_path_, other_path_;
-  File save_, other_;
+  std::optional<AtomicFile> save_;
+  File other_;
   std::vector<float> other_row_;
   NllSums mine_, other_nll_;
   double kl_sum_ = 0, kl_max_ = 0;

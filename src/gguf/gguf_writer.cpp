@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "common/error.h"
 #include "gguf/gguf_format.h"
@@ -99,19 +98,6 @@ class Encoder {
   }
 };
 
-// Deletes a file that will never be complete, so that no corrupt model is left behind; only a
-// regular file, never a device or pipe the caller chose to write to.
-void remove_partial(const std::string& path) {
-  std::error_code ignored;
-  if (std::filesystem::is_regular_file(path, ignored)) std::filesystem::remove(path, ignored);
-}
-
-void discard(FILE*& file, const std::string& path) {
-  std::fclose(file);
-  file = nullptr;
-  remove_partial(path);
-}
-
 }  // namespace
 
 GgufWriter::GgufWriter(uint32_t alignment) : alignment_(alignment) {
@@ -120,9 +106,8 @@ GgufWriter::GgufWriter(uint32_t alignment) : alignment_(alignment) {
   }
 }
 
-GgufWriter::~GgufWriter() {
-  if (file_) discard(file_, path_);
-}
+// out_ removes an uncommitted temporary; closed here, before buffer_ (its stream's buffer) goes.
+GgufWriter::~GgufWriter() { out_.reset(); }
 
 void GgufWriter::add(std::string key, GgufValue value) {
   if (!path_.empty()) fail(path_, "metadata key '" + key + "' added after open()");
@@ -165,8 +150,12 @@ void GgufWriter::add_tensor(std::string name, std::vector<uint64_t> ne, GgmlType
 void GgufWriter::open(const std::string& path) {
   if (!path_.empty()) fail(path_, "open() called twice");
   path_ = path;
-  file_ = std::fopen(path.c_str(), "wb");
-  if (!file_) fail(path, std::string("cannot create: ") + std::strerror(errno));
+  try {
+    out_.emplace(path);
+  } catch (const WriteError& e) {
+    fail(path, std::string("cannot create: ") + std::strerror(e.error_number));
+  }
+  file_ = out_->stream();
   buffer_.resize(kStdioBufferBytes);
   std::setvbuf(file_, buffer_.data(), _IOFBF, buffer_.size());
 
@@ -221,19 +210,15 @@ void GgufWriter::close() {
     std::string problem = "tensor '" + tensor.name + "' got " + std::to_string(current_filled_) +
                           " of its " + std::to_string(tensor.n_bytes) +
                           " bytes; the incomplete file was removed";
-    discard(file_, path_);
+    out_->discard();
+    file_ = nullptr;
     fail(path_, problem);
   }
-  bool failed = std::fflush(file_) != 0 || std::ferror(file_);
-  int err = errno;
-  if (std::fclose(file_) != 0 && !failed) {
-    failed = true;
-    err = errno;
-  }
   file_ = nullptr;
-  if (failed) {
-    remove_partial(path_);
-    fail(path_, std::string("write failed: ") + std::strerror(err));
+  try {
+    out_->commit();
+  } catch (const WriteError& e) {
+    fail(path_, std::string("write failed: ") + std::strerror(e.error_number));
   }
 }
 

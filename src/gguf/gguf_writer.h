@@ -9,14 +9,18 @@
 //   w.write_data(bytes, n);            // any number of times, tensors back to back
 //   w.close();                         // checks every tensor got exactly its bytes
 //
-// A file is only left behind by a successful close(): when close() finds a tensor incomplete, or
-// the writer is destroyed without close() (an exception mid-way), the partial file is removed.
+// The file is written through a temporary beside it (common/atomic_file.h) and appears, or replaces
+// what was there, only at a successful close(): when close() finds a tensor incomplete, a write
+// fails, or the writer is destroyed without close() (an exception mid-way), the temporary is
+// removed and an older file of that name stays as it was.
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "ggml/ggml_type.h"
 #include "gguf/gguf_value.h"
 
@@ -54,7 +58,8 @@ class GgufWriter {
   std::vector<std::pair<std::string, GgufValue>> metadata_;
   std::vector<Pending> tensors_;
   std::string path_;
-  FILE* file_ = nullptr;
+  std::optional<AtomicFile> out_;
+  FILE* file_ = nullptr;      // out_'s stream while open
   std::vector<char> buffer_;  // stdio buffer: large, so that small write_data() calls stay cheap
   uint64_t position_ = 0;   // bytes written so far
   size_t current_ = 0;      // tensor being filled

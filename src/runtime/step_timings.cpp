@@ -40,42 +40,41 @@ std::vector<int32_t> TimedTokenSource::forward(const Batch& batch, const std::ve
   return picks;
 }
 
-TimingsCsv::TimingsCsv(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "w")) {
-  if (!file_) throw Error(path + ": cannot write the timings file: " + std::strerror(errno));
+TimingsCsv::TimingsCsv(const std::string& path) : path_(path) {
+  try {
+    out_.emplace(path);
+  } catch (const WriteError& e) {
+    fail(e.error_number);
+  }
   // Flushed at once: a full disk (/dev/full) fails here, before the run, not in the buffer at exit.
-  if (std::fprintf(file_, "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted\n") < 0 ||
-      std::fflush(file_) != 0)
-    fail();
+  if (std::fprintf(out_->stream(), "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted\n") < 0 ||
+      std::fflush(out_->stream()) != 0)
+    fail(errno);
 }
 
-TimingsCsv::~TimingsCsv() {
-  if (file_) std::fclose(file_);
-}
-
-void TimingsCsv::fail() {
-  const int err = errno;
-  std::fclose(file_);
-  file_ = nullptr;
+void TimingsCsv::fail(int err) {
+  out_.reset();
   throw Error(path_ + ": cannot write the timings file: " + std::strerror(err));
 }
 
 void TimingsCsv::close() {
-  if (!file_) return;
-  const bool flushed = std::fflush(file_) == 0;
-  if (!flushed) fail();
-  const int closed = std::fclose(file_);
-  file_ = nullptr;
-  if (closed != 0) throw Error(path_ + ": cannot write the timings file: " + std::strerror(errno));
+  if (!out_) return;
+  try {
+    out_->commit();
+  } catch (const WriteError& e) {
+    fail(e.error_number);
+  }
+  out_.reset();
 }
 
 void TimingsCsv::write(const Step& s, bool flush) {
-  if (!file_) throw Error(path_ + ": the timings file is closed");
+  if (!out_) throw Error(path_ + ": the timings file is closed");
   // %.4f: microsecond resolution, which a tiny model's forwards need.
-  if (std::fprintf(file_, "%d,%d,%.4f,%.4f,%llu,%llu,%d\n", s.pos, s.tokens, s.cost.pred_seconds * 1e3,
+  if (std::fprintf(out_->stream(), "%d,%d,%.4f,%.4f,%llu,%llu,%d\n", s.pos, s.tokens, s.cost.pred_seconds * 1e3,
                    s.cost.sync_seconds * 1e3, (unsigned long long)s.cost.sent,
                    (unsigned long long)s.cost.received, s.accepted) < 0 ||
-      (flush && std::fflush(file_) != 0))
-    fail();
+      (flush && std::fflush(out_->stream()) != 0))
+    fail(errno);
 }
 
 }  // namespace r1pi

@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "common/atomic_file.h"
 #include "runtime/token_source.h"
 
 namespace r1pi {
@@ -52,22 +54,20 @@ class TimedTokenSource final : public TokenSource {
   std::function<StepCost()> last_cost_;
 };
 
-// One CSV row per forward: pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted. Throws r1pi::Error
-// when the file cannot be written: at once for the header, on write() for a row that fails, and on
-// close() for what the buffer still held (the destructor closes without a word, after an error).
+// One CSV row per forward: pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted, written
+// through a temporary (common/atomic_file.h) that close() puts in place. Throws r1pi::Error when
+// the file cannot be written: at once for the header, on write() for a row that fails, and on
+// close() for what the buffer still held (the destructor removes the temporary without a word).
 class TimingsCsv {
  public:
   explicit TimingsCsv(const std::string& path);
-  ~TimingsCsv();
-  TimingsCsv(const TimingsCsv&) = delete;
-  TimingsCsv& operator=(const TimingsCsv&) = delete;
   void write(const Step& step, bool flush = false);  // flush: to the file now, not when the buffer fills
   void close();
 
  private:
-  [[noreturn]] void fail();  // closes the file and throws, naming it and errno
+  [[noreturn]] void fail(int err);  // drops the file and throws, naming it and the error
   std::string path_;
-  std::FILE* file_ = nullptr;
+  std::optional<AtomicFile> out_;
 };
 
 }  // namespace r1pi

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/whole_file.h"
 
@@ -66,10 +67,16 @@ CostCurve CostCurve::read(const std::string& path) {
   return parse(read_whole_file(path, "cost curve"), path);
 }
 
+// Through a temporary: another r1pi reading the cache at the same time never sees half a curve.
 void CostCurve::write(const std::string& path) const {
-  std::ofstream out(path);
-  out << text();
-  if (!out) throw Error(path + ": cannot write the cost curve");
+  try {
+    AtomicFile out(path);
+    const std::string t = text();
+    std::fwrite(t.data(), 1, t.size(), out.stream());
+    out.commit();  // a short write shows here, in the stream's error flag
+  } catch (const WriteError& e) {
+    throw Error(path + ": cannot write the cost curve: " + std::strerror(e.error_number));
+  }
 }
 
 double CostCurve::at(int B) const {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "ggml/quantize.h"
 #include "gguf/gguf_file.h"
@@ -115,6 +116,7 @@ void check_fits(const ModelConfig& s, const ModelConfig& b, const std::string& p
 }  // namespace
 
 void inflate_model(const std::string& small_path, const MakeOptions& o, const std::string& out_path) {
+  refuse_output_over_input(out_path, {small_path});
   const GgufFile file = GgufFile::open(small_path);
   const ModelConfig s = ModelConfig::from_gguf(file);
   Vocab vocab = Vocab::from_gguf(file);
@@ -159,7 +161,7 @@ void inflate_model(const std::string& small_path, const MakeOptions& o, const st
     planned.push_back({&t, type, ne});
   }
 
-  w.open(out_path);  // a failure from here on leaves no file: the writer removes it
+  w.open(out_path);  // a failure from here on leaves out_path as it was
   Progress progress("writing " + out_path, total, o.progress);
   std::vector<float> small_row;
   for (const Planned& p : planned) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "gguf/gguf_writer.h"
 #include "model/architecture.h"
@@ -104,6 +105,7 @@ void copy_floats(FILE* in, GgufWriter& w, uint64_t n_bytes, const std::string& p
 
 void import_llama2c(const std::string& checkpoint_path, const std::string& out_path,
                     const std::string& tokenizer_bin) {
+  refuse_output_over_input(out_path, {checkpoint_path, tokenizer_bin});
   const std::string& path = checkpoint_path;
   File in(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!in) throw Error(path + ": cannot open the checkpoint");
@@ -152,7 +154,7 @@ void import_llama2c(const std::string& checkpoint_path, const std::string& out_p
     if (!s.name.empty()) w.add_tensor(s.name, s.ne, GgmlType::F32);
   }
 
-  w.open(out_path);  // a failure from here on leaves no file: the writer removes it
+  w.open(out_path);  // a failure from here on leaves out_path as it was
   for (const Segment& s : layout) {
     const uint64_t n_bytes = s.floats() * sizeof(float);
     if (s.name.empty()) {

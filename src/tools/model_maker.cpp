@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "gguf/gguf_writer.h"
 #include "model/model_config.h"
@@ -107,6 +108,7 @@ Vocab load_tokenizer(const MakeOptions& o) {
 }  // namespace
 
 void make_model(const MakeOptions& o, const std::string& out_path) {
+  refuse_output_over_input(out_path, {o.tokenizer_json});
   if (o.deepseek_specials && o.tokenizer_json.empty()) {
     throw Error("--deepseek-specials renames a tokenizer's special tokens: it needs --tokenizer");
   }
@@ -135,7 +137,7 @@ void make_model(const MakeOptions& o, const std::string& out_path) {
     total += tensor_bytes(t.ne, t.type);
   }
 
-  w.open(out_path);  // a failure from here on leaves no file: the writer removes it
+  w.open(out_path);  // a failure from here on leaves out_path as it was
   Progress progress("writing " + out_path, total, o.progress);
   if (!rope_factors.empty()) {
     w.write_data(rope_factors.data(), rope_factors.size() * sizeof(float));

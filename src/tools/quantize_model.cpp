@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "ggml/quantize.h"
 #include "gguf/gguf_file.h"
@@ -79,6 +80,7 @@ GgmlType type_for(const Target& t, const GgufTensorInfo& info, uint32_t n_layers
 
 void quantize_model(const std::string& in_path, const std::string& out_path, const std::string& type_name,
                     bool progress) {
+  refuse_output_over_input(out_path, {in_path});
   const Target target = parse_target(type_name);
   const GgufFile in = GgufFile::open(in_path);
   const uint32_t n_layers = count_layers(in), gqa = query_heads_per_kv_head(in);
@@ -111,7 +113,7 @@ void quantize_model(const std::string& in_path, const std::string& out_path, con
     total += ggml_row_bytes(type, t.ne[0]) * t.rows();
   }
 
-  w.open(out_path);  // a failure from here on leaves no file: the writer removes it
+  w.open(out_path);  // a failure from here on leaves out_path as it was
   Progress bar("quantizing to " + out_path, total, progress);
   for (size_t i = 0; i < in.tensors().size(); ++i) {
     const GgufTensorInfo& t = in.tensors()[i];

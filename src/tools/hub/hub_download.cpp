@@ -10,6 +10,7 @@
 #include <regex>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "tools/progress.h"
 
 namespace r1pi {
@@ -186,18 +187,18 @@ void download_hub_file(const HubClient& hub, const std::string& url_path, const 
     }
   }
 
-  if (std::fclose(out.release()) != 0) throw Error("writing " + part.string() + ": " + std::strerror(errno));
   if (digest.expected().empty()) {
     note(name + ": the listing gives no hash: only its size is checked");
   } else {
     const std::string got = digest.hex();
     if (!same_hex(got, digest.expected())) {
+      out.reset();
       fs::remove(part);
       throw Error(name + ": " + digest.name() + " mismatch: the download hashes to " + got + ", the Hub lists " +
                   digest.expected() + "; " + part.string() + " is removed: run the command again to download afresh");
     }
   }
-  fs::rename(part, dest);
+  sync_and_rename(out.release(), part.string(), dest.string());  // on disk before it has the name
 }
 
 }  // namespace r1pi
