@@ -15,6 +15,7 @@
 #include "benchmark/bench_report.h"
 #include "benchmark/bench_run.h"
 #include "common/error.h"
+#include "common/standard_output.h"
 #include "common/thread_pool.h"
 #include "layers/shard_sync.h"
 #include "neon/kernels.h"
@@ -176,9 +177,7 @@ int report(const std::string& what) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Job job;
 #ifdef R1PI_HAVE_MPI
   // r1pi-bench has no --rank-timeout: MPI_Init and every exchange wait r1pi's default.
@@ -189,7 +188,7 @@ int main(int argc, char** argv) {
   std::string n_prompt = "512", n_gen = "128", format = "md";
   std::vector<std::string> pg;
   std::vector<std::string> lists(r1pi::kListParams.size());
-  CLI::App app{"r1pi-bench: prefill and decode speed of a GGUF model (llama-bench's tests)"};
+  CLI::App app{"r1pi-bench: prefill and decode speed of a GGUF model (llama-bench's tests)", "r1pi-bench"};
   app.add_option("-m,--model", o.model_paths, "GGUF model file (repeatable: every test on each, one table)")
       ->required();
   app.add_option("-p,--n-prompt", n_prompt, "prompt lengths of the pp tests (0: none)")->capture_default_str();
@@ -260,3 +259,7 @@ int main(int argc, char** argv) {
     return report(e.what());
   }
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return r1pi::exit_status_after_stdout(run(argc, argv)); }

@@ -1,5 +1,5 @@
-// r1pi: runs a Llama-family GGUF model and streams what it generates, on one rank or as one rank
-// of an MPI job (mpirun -np N ./r1pi ...).
+// r1pi: runs a GGUF model (llama.cpp's llama, qwen2, qwen3 and kin) and streams what it generates,
+// on one rank or as one rank of an MPI job (mpirun -np N ./r1pi ...).
 #include <CLI/CLI.hpp>
 
 #include <charconv>
@@ -19,7 +19,9 @@
 #include "chat/chat_repl.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/standard_output.h"
 #include "common/whole_file.h"
+#include "model/architecture.h"
 #include "runtime/run_options.h"
 #include "server/server.h"
 #include "runtime/run_steps.h"
@@ -134,7 +136,9 @@ int main(int argc, char** argv) {
   std::string prompt_file;
   std::string seed = "-1";
   std::string spec_ngram = "1:4";
-  CLI::App app{"r1pi: runs Llama-family GGUF models (DeepSeek-R1-Distill-Llama and kin)"};
+  CLI::App app{"r1pi: runs GGUF models of these architectures: " + r1pi::architecture_names() +
+                   " (DeepSeek-R1-Distill-Llama and -Qwen, Qwen2.5, Qwen3 and kin)",
+               "r1pi"};
   // Computed only when asked: it picks the kernels, which R1PI_BACKEND may name wrongly (an error
   // the run reports in its place, after start-up's agreement between ranks).
   app.set_version_flag("--version", [] { return r1pi::version_text("r1pi"); });
@@ -281,5 +285,5 @@ int main(int argc, char** argv) {
     std::signal(SIGINT, SIG_IGN);
     std::signal(SIGTERM, SIG_IGN);
   }
-  return r1pi::run_job(world, o, error, help, run_session);
+  return r1pi::exit_status_after_stdout(r1pi::run_job(world, o, error, help, run_session));
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/standard_output.h"
 #include "common/whole_file.h"
 #include "model/architecture.h"
 #include "tools/hub/hub_pull.h"
@@ -39,10 +40,8 @@ void report_written(const std::string& path) {
               static_cast<unsigned long long>(std::filesystem::file_size(path)));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"r1pi-model: make, import and inspect GGUF model files"};
+int run(int argc, char** argv) {
+  CLI::App app{"r1pi-model: make, import and inspect GGUF model files", "r1pi-model"};
   app.require_subcommand(1);
 
   r1pi::MakeOptions make;
@@ -179,3 +178,7 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return r1pi::exit_status_after_stdout(run(argc, argv)); }

@@ -13,6 +13,7 @@
 #include "app/run_job.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/standard_output.h"
 #include "common/whole_file.h"
 #include "evaluation/perplexity.h"
 #include "runtime/run_options.h"
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
   std::string text_file, ids_file;
   int ctx = 0;
   CLI::App app{"r1pi-perplexity: a model's perplexity over a text (llama-perplexity's method), its logits "
-               "saved or compared with another run's"};
+               "saved or compared with another run's",
+               "r1pi-perplexity"};
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
   auto* text = app.add_option("-f,--file", text_file, "the text to score");
   auto* ids = app.add_option("--tokens", ids_file, "whitespace-separated token ids to score instead of a text")
@@ -143,5 +145,5 @@ int main(int argc, char** argv) {
     }
     return 0;
   };
-  return r1pi::run_job(world, o, error, help, session);
+  return r1pi::exit_status_after_stdout(r1pi::run_job(world, o, error, help, session));
 }
