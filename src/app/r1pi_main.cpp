@@ -23,6 +23,7 @@
 #include "common/whole_file.h"
 #include "model/architecture.h"
 #include "runtime/run_options.h"
+#include "server/api_key.h"
 #include "server/server.h"
 #include "runtime/run_steps.h"
 
@@ -105,15 +106,6 @@ void show_defaults(CLI::App& app) {
     if (option->get_items_expected_min() == 0 || name == "--threads" || name == "--ctx-size") continue;
     option->capture_default_str();
   }
-}
-
-// The key without the newline an editor leaves at the end of the file.
-std::string read_api_key(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw r1pi::Error(path + ": the API key file is a directory");
-  std::string key = r1pi::read_whole_file(path, "API key file");
-  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
-  if (key.empty()) throw r1pi::Error(path + ": the API key file is empty");
-  return key;
 }
 
 }  // namespace
@@ -252,7 +244,7 @@ int main(int argc, char** argv) {
       throw r1pi::Error("--chat and --serve take no -p/-f: the prompts come from the terminal or the requests");
     if (o.parallel > 1 && !serve_mode)
       throw r1pi::Error("--parallel " + std::to_string(o.parallel) + " serves several requests at once: it needs --serve");
-    if (!api_key_file.empty() && root) serve.api_key = read_api_key(api_key_file);
+    if (!api_key_file.empty() && root) serve.api_key = r1pi::read_api_key_file(api_key_file);
     // --api-key "$UNSET" would start a server that asks for no key.
     if (app.count("--api-key") > 0 && serve.api_key.empty())
       throw r1pi::Error("--api-key is empty (an unset variable?): give the key, or leave the option out");

@@ -1,5 +1,6 @@
 #include "tokenizer/vocab.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -99,6 +100,10 @@ Vocab Vocab::from_gguf(const GgufFile& file) {
 void Vocab::validate(const std::string& context) const {
   const size_t n = tokens.size();
   if (n == 0) throw Error(context + ": the vocabulary has no tokens");
+  // Such a file loads and generates, but every token prints as nothing: a silent failure.
+  if (std::all_of(tokens.begin(), tokens.end(), [](const std::string& t) { return t.empty(); }))
+    throw Error(context + ": every one of the vocabulary's " + std::to_string(n) +
+                " token strings is empty: nothing generated could be printed (a damaged tokenizer.ggml.tokens?)");
   if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     throw Error(context + ": too many tokens (" + std::to_string(n) + ")");
   }

@@ -38,9 +38,11 @@ void answer_pings() {
   }
 }
 
-// The ranks that have not answered a ping within `grace` seconds, answering pings meanwhile; stops
-// early when the requests complete (whoever was late has caught up: *done is then set).
-std::vector<int> silent_ranks(std::vector<MPI_Request>& requests, double grace, int* done) {
+// The ranks that have not answered a ping by `deadline`, answering pings meanwhile; stops early
+// when the requests complete (whoever was late has caught up: *done is then set). Ranks that all
+// answer still get until the deadline to complete the exchange: alive but slow is no reason to
+// end the job sooner.
+std::vector<int> silent_ranks(std::vector<MPI_Request>& requests, Clock::time_point deadline, int* done) {
   static int32_t round = 0;
   ++round;
   int me = 0, n = 1;
@@ -54,8 +56,7 @@ std::vector<int> silent_ranks(std::vector<MPI_Request>& requests, double grace, 
   }
   std::vector<bool> answered(size_t(n), false);
   answered[size_t(me)] = true;
-  const Clock::time_point start = Clock::now();
-  while (seconds_since(start) < grace && !*done) {
+  while (Clock::now() < deadline && !*done) {
     answer_pings();
     int flag = 0;
     MPI_Status status;
@@ -64,7 +65,6 @@ std::vector<int> silent_ranks(std::vector<MPI_Request>& requests, double grace, 
       int32_t r = 0;
       MPI_Recv(&r, 1, MPI_INT32_T, status.MPI_SOURCE, kPongTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (r == round) answered[size_t(status.MPI_SOURCE)] = true;  // older rounds' answers are stale
-      if (std::all_of(answered.begin(), answered.end(), [](bool a) { return a; })) break;
       continue;
     }
     MPI_Testall(int(requests.size()), requests.data(), done, MPI_STATUSES_IGNORE);
@@ -110,11 +110,16 @@ void wait_all(const char* what, std::vector<MPI_Request>& requests, bool idle) {
   }
   // Longer waits sleep between tests: a rank waiting for a slow or lost peer costs no core.
   auto nap = std::chrono::microseconds(50);
+  // The ranks are asked whether they are there in the last part of the timeout, not after it: the
+  // job ends after about --rank-timeout seconds (it once took the timeout and 5 s more).
+  const double grace = std::min(5.0, g_rank_timeout / 2);
+  const Clock::time_point deadline =
+      begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(g_rank_timeout));
   while (!done) {
     answer_pings();
     const double waited = seconds_since(begin);
-    if (!idle && waited > g_rank_timeout) {
-      const std::vector<int> silent = silent_ranks(requests, std::min(5.0, g_rank_timeout), &done);
+    if (!idle && waited > g_rank_timeout - grace) {
+      const std::vector<int> silent = silent_ranks(requests, deadline, &done);
       if (done) break;
       end_job(what, seconds_since(begin), silent);
     }

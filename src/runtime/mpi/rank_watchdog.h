@@ -1,9 +1,10 @@
 // Waiting for the other ranks without spinning a core, and never forever. Every exchange of a
 // multi-rank job is started non-blocking and finished by complete(): it tests the request, first
 // in a short yielding loop (most syncs finish within it), then between ever longer naps of at most
-// a millisecond. When nothing arrives within the rank timeout (--rank-timeout), it asks every rank
-// whether it is still there (a ping that ranks answer while they wait), and ends the job with a
-// message naming the ranks that did not answer: a stopped process, a frozen board, a cut cable.
+// a millisecond. When nothing has arrived by the last part of the rank timeout (--rank-timeout: its
+// second half, at most 5 s), it asks every rank whether it is still there (a ping that ranks answer
+// while they wait), and at the timeout ends the job with a message naming the ranks that did not
+// answer: a stopped process, a frozen board, a cut cable.
 #pragma once
 #include <mpi.h>
 
