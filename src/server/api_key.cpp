@@ -10,12 +10,25 @@
 
 namespace r1pi {
 
-bool api_key_matches(const std::string& header, const std::string& key) {
-  const std::string expected = "Bearer " + key;
+namespace {
+
+bool same_secret(const std::string& given, const std::string& expected) {
   unsigned char a[SHA256_DIGEST_LENGTH], b[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(header.data()), header.size(), a);
+  SHA256(reinterpret_cast<const unsigned char*>(given.data()), given.size(), a);
   SHA256(reinterpret_cast<const unsigned char*>(expected.data()), expected.size(), b);
   return CRYPTO_memcmp(a, b, sizeof a) == 0;
+}
+
+}  // namespace
+
+bool api_key_matches(const std::string& header, const std::string& key) { return same_secret(header, "Bearer " + key); }
+
+bool api_key_accepted(const std::string& authorization_header, const std::string& x_api_key_header,
+                      const std::string& key) {
+  // Both compared, whatever the first gives: which header a client uses shows in no timing either.
+  const bool bearer = api_key_matches(authorization_header, key);
+  const bool x_api_key = same_secret(x_api_key_header, key);
+  return bearer || x_api_key;
 }
 
 std::string read_api_key_file(const std::string& path) {
