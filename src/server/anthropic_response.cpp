@@ -8,6 +8,13 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
+// A tool_use block: its id (the parser's, else one made from the message's) and its input, parsed
+// from the arguments the model wrote.
+struct ToolUse {
+  std::string id, name;
+  json input;
+};
+
 // Anthropic's error types by HTTP status; another 4xx is invalid_request_error, another 5xx api_error.
 constexpr std::pair<int, const char*> kErrorTypes[] = {
     {401, "authentication_error"}, {403, "permission_error"}, {404, "not_found_error"},
@@ -26,25 +33,19 @@ std::string event(const char* name, json data) {
   return std::string("event: ") + name + "\ndata: " + json_text(out) + "\n\n";
 }
 
-// A tool_use block: its id (the parser's, else one made from the message's) and its input, parsed
-// from the arguments the model wrote.
-struct ToolUse {
-  std::string id, name;
-  json input;
-};
+ToolUse tool_use(const ResponseId& id, const ToolCall& call, size_t i) {
+  json input = json::parse(call.arguments, nullptr, false);
+  if (input.is_discarded() || !input.is_object())
+    throw ApiError(500, "the call of tool '" + call.name + "' has arguments that are not a JSON object", "server_error");
+  std::string use_id = call.id;
+  if (use_id.empty()) use_id = "toolu_" + id.id.substr(id.id.find('_') + 1) + "_" + std::to_string(i);
+  return {use_id, call.name, std::move(input)};
+}
 
-std::vector<ToolUse> tool_uses(const ResponseId& id, const std::vector<ToolCall>& calls) {
+// The calls from the first'th on, all checked before any is used.
+std::vector<ToolUse> tool_uses(const ResponseId& id, const std::vector<ToolCall>& calls, size_t first = 0) {
   std::vector<ToolUse> uses;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const ToolCall& call = calls[i];
-    json input = json::parse(call.arguments, nullptr, false);
-    if (input.is_discarded() || !input.is_object())
-      throw ApiError(500, "the call of tool '" + call.name + "' has arguments that are not a JSON object",
-                     "server_error");
-    std::string use_id = call.id;
-    if (use_id.empty()) use_id = "toolu_" + id.id.substr(id.id.find('_') + 1) + "_" + std::to_string(i);
-    uses.push_back({use_id, call.name, std::move(input)});
-  }
+  for (size_t i = first; i < calls.size(); ++i) uses.push_back(tool_use(id, calls[i], i));
   return uses;
 }
 
@@ -144,18 +145,28 @@ std::string AnthropicStream::push(const TextParts& piece) {
   return events;
 }
 
-std::string AnthropicStream::finish(const Completion& c, const AnthropicEnding& ending) {
-  const std::vector<ToolUse> uses = tool_uses(id_, ending.tool_calls);
+std::string AnthropicStream::tool_use_block(const std::string& id, const std::string& name, const json& input) {
   std::string events = close();
-  for (const ToolUse& use : uses) {
-    ++index_;
-    events += event("content_block_start",
-                    {{"index", index_},
-                     {"content_block", {{"type", "tool_use"}, {"id", use.id}, {"name", use.name}, {"input", json::object()}}}});
-    events += event("content_block_delta",
-                    {{"index", index_}, {"delta", {{"type", "input_json_delta"}, {"partial_json", json_text(use.input)}}}});
-    events += event("content_block_stop", {{"index", index_}});
-  }
+  ++index_;
+  events += event("content_block_start",
+                  {{"index", index_},
+                   {"content_block", {{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", json::object()}}}});
+  events += event("content_block_delta",
+                  {{"index", index_}, {"delta", {{"type", "input_json_delta"}, {"partial_json", json_text(input)}}}});
+  return events + event("content_block_stop", {{"index", index_}});
+}
+
+std::string AnthropicStream::push_call(const ToolCall& call) {
+  const ToolUse use = tool_use(id_, call, calls_sent_);
+  const std::string events = tool_use_block(use.id, use.name, use.input);
+  ++calls_sent_;
+  return events;
+}
+
+std::string AnthropicStream::finish(const Completion& c, const AnthropicEnding& ending) {
+  std::string events;
+  for (const ToolUse& use : tool_uses(id_, ending.tool_calls, calls_sent_)) events += tool_use_block(use.id, use.name, use.input);
+  events += close();
   events += event("message_delta", {{"delta", {{"stop_reason", anthropic_stop_reason(c, ending)},
                                                {"stop_sequence", stop_sequence_json(ending)}}},
                                     {"usage", anthropic_usage_json(c)}});

@@ -49,8 +49,9 @@ std::string json_text(const nlohmann::ordered_json& j);
 // The streamed answer as Anthropic's server-sent events ("event: NAME\ndata: JSON\n\n"), fed what
 // the OpenAI stream is fed. Each call returns the events to send now, in order: message_start and
 // a ping; per block content_block_start, its deltas, content_block_stop, with increasing indexes
-// (the reasoning one thinking block, the answer one text block after it); the tool_use blocks;
-// message_delta (stop reason, usage) and message_stop.
+// (the reasoning one thinking block, the answer one text block after it); the tool_use blocks,
+// each as soon as it is complete or all at the end; message_delta (stop reason, usage) and
+// message_stop.
 class AnthropicStream {
  public:
   AnthropicStream(ResponseId id, int prompt_tokens) : id_(std::move(id)), prompt_tokens_(prompt_tokens) {}
@@ -58,9 +59,12 @@ class AnthropicStream {
   std::string start() const;
   // A piece of reasoning and/or answer, as the reasoning split hands it over.
   std::string push(const TextParts& piece);
-  // Closes the open block, then a tool_use block per call (its input whole, in one
-  // input_json_delta), message_delta and message_stop. Throws ApiError(500) as
-  // anthropic_message_json does, before it returns any event.
+  // A call as soon as the parser completes it: the open block closed, a tool_use block (its input
+  // whole, in one input_json_delta). Throws ApiError(500) as anthropic_message_json does.
+  std::string push_call(const ToolCall& call);
+  // The calls of ending.tool_calls that push_call did not send (all, for a stream that sends them
+  // at the end) as push_call sends them, then the open block closed, message_delta and
+  // message_stop. Throws as push_call does, before it returns any event.
   std::string finish(const Completion& c, const AnthropicEnding& ending);
   // A failure mid-stream, after which nothing more is sent.
   static std::string error(const ApiError& e);
@@ -69,11 +73,13 @@ class AnthropicStream {
   enum class Block { None, Thinking, Text };
   std::string open(Block block);
   std::string close();
+  std::string tool_use_block(const std::string& id, const std::string& name, const nlohmann::ordered_json& input);
 
   ResponseId id_;
   int prompt_tokens_;
   Block open_ = Block::None;
   int index_ = -1;  // the open (or last) block's
+  size_t calls_sent_ = 0;
 };
 
 }  // namespace r1pi

@@ -473,6 +473,21 @@ TEST(AnthropicStream, TextThenToolUse) {
   EXPECT_EQ(accumulate(s.events), s.whole);
 }
 
+// A call streamed as soon as the parser completes it; finish sends only the calls after it.
+TEST(AnthropicStream, CallsAsTheyComplete) {
+  const AnthropicEnding ending{{{"toolu_w", "weather", R"({"city":"Oslo"})"}, {"", "time", "{}"}}, std::nullopt};
+  AnthropicStream s(kId, 12);
+  std::string text = s.start();
+  text += s.push({"", "Checking."});
+  text += s.push_call(ending.tool_calls[0]);
+  const std::string before_finish = text;
+  text += s.finish(completion("", "Checking."), ending);
+  const std::vector<Event> events = events_of(text);
+  EXPECT_EQ(events_of(before_finish).size(), 8u);  // the text block closed, the first call's block whole
+  EXPECT_EQ(accumulate(events), anthropic_message_json(kId, completion("", "Checking."), ending));
+  EXPECT_EQ(events[8].data["content_block"]["id"], "toolu_r1pi1-7_1");  // the second call's, once
+}
+
 TEST(AnthropicStream, EmptyAnswerAndStopSequence) {
   const Streamed s = stream({}, completion("", ""), {{}, "END"});
   EXPECT_EQ(names(s.events), (std::vector<std::string>{"message_start", "ping", "message_delta", "message_stop"}));
