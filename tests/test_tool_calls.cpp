@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <random>
 #include <regex>
 
 #include "chat/tool_call_format.h"
@@ -296,6 +297,36 @@ TEST(ToolCallParser, StreamedCutAtEveryByteAddsUpToTheWholeParse) {
     std::vector<std::string_view> bytes;
     for (size_t i = 0; i < text.size(); ++i) bytes.push_back(text.substr(i, 1));
     expect_same(streamed(format, bytes), whole);
+  }
+}
+
+// Random texts made of the formats' markers and JSON's pieces: whatever the mix, no crash, and
+// every cut of the stream adds up to the whole parse.
+TEST(ToolCallParser, RandomMixesOfMarkersStreamAsTheyParseWhole) {
+  const std::vector<std::string> pieces = {
+      "<tool_call>", "</tool_call>", "<function=", "<parameter=", "</parameter>", "</function>", ">", "\n",
+      "<|python_tag|>", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
+      "<｜tool▁calls▁end｜>", "```json", "```", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "<|tool_call|>", "{", "}", "[",
+      "]", "\"", "\\", "\\u00e9", "\\ud83d", ":", ",", " ", "f", "function", "\"name\"", "\"arguments\"",
+      "\"parameters\"", "\"tool_call\"", "\"tool_calls\"", "\"response\"", "1", "x.call(", ")", "é"};
+  std::mt19937 random(1);
+  for (std::string_view name : {"generic", "hermes", "qwen3-coder", "llama3", "deepseek-v3.1", "deepseek-r1",
+                                "mistral-nemo", "granite", "mistral-small-3.2"}) {
+    SCOPED_TRACE(name);
+    const ToolCallFormat format = tool_call_format_named(name);
+    for (int n = 0; n < 300; ++n) {
+      std::string text;
+      for (size_t k = random() % 24; k > 0; --k) text += pieces[random() % pieces.size()];
+      SCOPED_TRACE(text);
+      const ParsedOutput whole = parse_tool_calls(format, text, counting_ids());
+      const size_t a = random() % (text.size() + 1), b = a + random() % (text.size() - a + 1);
+      const std::string_view view = text;
+      expect_same(streamed(format, {view.substr(0, a), view.substr(a, b - a), view.substr(b)}), whole);
+      std::vector<std::string_view> bytes;
+      for (size_t i = 0; i < text.size(); ++i) bytes.push_back(view.substr(i, 1));
+      expect_same(streamed(format, bytes), whole);
+      if (HasFailure()) return;
+    }
   }
 }
 

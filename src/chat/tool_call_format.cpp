@@ -71,24 +71,29 @@ std::string_view arguments_key(ToolCallSyntax syntax) {
   }
 }
 
+std::string concat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view part : parts) out += part;
+  return out;
+}
+
 std::string call_open(const ToolCallFormat& format, const std::string& name) {
   switch (format.syntax) {
-    case ToolCallSyntax::Hermes: return std::string(kToolCallOpen) + "\n";
-    case ToolCallSyntax::QwenXml: return std::string(kToolCallOpen) + "\n" + std::string(kFunctionOpen) + name + ">\n";
-    case ToolCallSyntax::DeepSeekV3: return std::string(kCallBegin) + name + std::string(kCallSep);
-    case ToolCallSyntax::DeepSeekR1:
-      return std::string(kCallBegin) + "function" + std::string(kCallSep) + name + "\n" + std::string(kJsonFence) + "\n";
-    case ToolCallSyntax::MistralArgs: return std::string(kMistralCalls) + name + std::string(kMistralArgs);
+    case ToolCallSyntax::Hermes: return concat({kToolCallOpen, "\n"});
+    case ToolCallSyntax::QwenXml: return concat({kToolCallOpen, "\n", kFunctionOpen, name, ">\n"});
+    case ToolCallSyntax::DeepSeekV3: return concat({kCallBegin, name, kCallSep});
+    case ToolCallSyntax::DeepSeekR1: return concat({kCallBegin, "function", kCallSep, name, "\n", kJsonFence, "\n"});
+    case ToolCallSyntax::MistralArgs: return concat({kMistralCalls, name, kMistralArgs});
     default: return "";
   }
 }
 
 std::string call_close(const ToolCallFormat& format) {
   switch (format.syntax) {
-    case ToolCallSyntax::Hermes: return "\n" + std::string(kToolCallClose);
-    case ToolCallSyntax::QwenXml: return std::string(kFunctionClose) + "\n" + std::string(kToolCallClose);
+    case ToolCallSyntax::Hermes: return concat({"\n", kToolCallClose});
+    case ToolCallSyntax::QwenXml: return concat({kFunctionClose, "\n", kToolCallClose});
     case ToolCallSyntax::DeepSeekV3: return std::string(kCallEnd);
-    case ToolCallSyntax::DeepSeekR1: return "\n" + std::string(kFence) + std::string(kCallEnd);
+    case ToolCallSyntax::DeepSeekR1: return concat({"\n", kFence, kCallEnd});
     default: return "";
   }
 }
@@ -110,8 +115,8 @@ ordered_json parameters_of(const ordered_json& function) {
 std::string xml_parameters(const ordered_json& arguments) {
   std::string out;
   for (const auto& [key, value] : arguments.items())
-    out += std::string(kParameterOpen) + key + ">\n" + (value.is_string() ? value.get<std::string>() : value.dump()) +
-           "\n" + std::string(kParameterClose) + "\n";
+    out += concat({kParameterOpen, key, ">\n", value.is_string() ? value.get<std::string>() : value.dump(), "\n",
+                   kParameterClose, "\n"});
   return out;
 }
 
@@ -161,7 +166,7 @@ ToolCallLayout tool_call_layout(const ToolCallFormat& format, bool parallel) {
     case ToolCallSyntax::Llama3: return {"", "", "", false};  // its templates refuse a second call
     case ToolCallSyntax::DeepSeekV3: return {std::string(kCallsBegin), "", std::string(kCallsEnd), parallel};
     case ToolCallSyntax::DeepSeekR1: return {std::string(kCallsBegin), "\n", std::string(kCallsEnd), parallel};
-    case ToolCallSyntax::JsonList: return {std::string(format.list_marker) + "[", ", ", "]", parallel};
+    case ToolCallSyntax::JsonList: return {concat({format.list_marker, "["}), ", ", "]", parallel};
     case ToolCallSyntax::MistralArgs: return {"", "", "", parallel};
   }
   return {"", "", "", parallel};
