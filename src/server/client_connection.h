@@ -1,7 +1,10 @@
-// The TCP connection a request came on, watched from the engine's thread: a client that closed it
-// (a stop button, a killed script, a timeout on its side) is seen before the next token, streamed
-// or not, without waiting for a write to fail (the first write after a close still succeeds; only
-// the peer's reset makes a later one fail). The server's handlers get the socket from
+// The TCP connection a request came on, watched from the engine's thread: a client whose connection
+// was reset is seen before the next token, streamed or not, without waiting for a write to fail.
+// The end of a client's input is not its leaving: a client that half-closes after its request
+// (shutdown(SHUT_WR), `nc -N`, some proxies) still reads the answer, and the server cannot tell
+// it from one that closed its socket until it writes (a closed socket answers with a reset, and
+// the write after that fails). So a streamed answer notices a client that closed at its next
+// writes; a whole one, at its write. The server's handlers get the socket from
 // HttpServer::current_socket; connection_between finds one by its addresses (the tests' use).
 #pragma once
 #include <sys/socket.h>
@@ -15,9 +18,8 @@ class ClientConnection {
   ClientConnection() = default;  // none known: never seen to close
   explicit ClientConnection(int fd) : fd_(fd) {}
   bool known() const { return fd_ >= 0; }
-  // The peer closed or reset the connection (it has nothing more to send: a client that shut
-  // down only its sending side also counts as gone). Does not block and reads nothing. The socket
-  // belongs to the HTTP server: ask only while its request is being answered.
+  // The connection was reset or failed: the client is gone. Does not block and reads nothing. The
+  // socket belongs to the HTTP server: ask only while its request is being answered.
   bool closed() const;
 
  private:

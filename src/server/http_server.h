@@ -7,9 +7,10 @@
 // "Content-Length: +65". None of these can be changed from outside it.
 //
 // Here one event thread (epoll) holds every connection that is idle or still sending its request,
-// at the cost of a descriptor and a buffer each, reads requests without blocking, and hands a
+// at the cost of a descriptor and a buffer each, reads requests without blocking
+// (http_request_parser.h), counts what they hold against one budget (request_memory.h), and hands a
 // complete one (head and body, within the limits) to the worker pool, which runs its handler and
-// writes the answer; the connection then comes back to the event thread, where bytes that were
+// writes the answer (http_response_writer.h); the connection then comes back to the event thread, where bytes that were
 // pipelined behind the request are the next one, answered in order.
 #pragma once
 #include <httplib.h>
@@ -29,9 +30,15 @@ struct HttpLimits {
   size_t workers = 40;              // threads running handlers (a waiting completion holds one)
   // Open connections at most (0: from the descriptor limit), and from one client address; one
   // more gets 503 with Retry-After and is closed. Past half of max_connections, idle connections
-  // are closed after 1 s instead of keep_alive_seconds.
+  // are closed after 1 s instead of keep_alive_seconds. Per address, a few dozen: each may hold
+  // a body of max_body_bytes, and a browser opens 6 (a proxy in front makes every client one
+  // address: raise it there).
   size_t max_connections = 0;
-  size_t max_connections_per_address = 0;  // 0: half of max_connections
+  size_t max_connections_per_address = 32;
+  // The bytes that requests being received or answered hold, all connections together (their
+  // input and bodies, a declared Content-Length from the head on); a request that would pass it
+  // gets 503 with Retry-After. 64 MiB: twice the default queue of 1 MiB bodies.
+  size_t max_buffered_bytes = 64 << 20;
 };
 
 class HttpServer {

@@ -50,7 +50,13 @@ void generate_job(TokenSource& source, Job& job, const ApiContext& c, const std:
   try {
     Completion done = complete(source, c.tokenizer, job.prompt, s, [&](const TextParts& parts) { job.add(parts); });
     c.metrics.completed(done);
-    job.finish(std::move(done));
+    // Cut by the server stopping, not by its client (gone, then): an error, whole or streamed, so
+    // that the client knows the answer is not all there.
+    if (done.finish_reason == "cancelled" && !job.cancelled)
+      job.fail("the server is shutting down: the answer was cut after " + std::to_string(done.completion_tokens()) +
+               " tokens");
+    else
+      job.finish(std::move(done));
   } catch (const Error& e) {
     job.fail(e.what());
   } catch (const std::exception& e) {  // out of memory: this request fails, the server goes on

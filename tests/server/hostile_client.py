@@ -2,8 +2,11 @@
 """hostile_client.py PORT [CASE...]: what a careless or hostile client does to `r1pi --serve`, against a
 live server on 127.0.0.1:PORT (stdlib sockets only; every loop bounded in count and time). Prints
 PASS:/FAIL: lines and MEASURE: lines (latencies; the test asserts only generous bounds), exits 1
-on a failure. run_hostile.sh starts the server."""
+on a failure. run_hostile.sh starts the server (with its default connection and memory limits) and
+sets R1PI_SERVER_PID, whose RSS the memory case reads. Many connections come from several loopback
+addresses (127.0.0.0/8 is all loopback): the server holds at most PER_ADDRESS from one address."""
 import json
+import os
 import select
 import socket
 import sys
@@ -13,6 +16,8 @@ import time
 PORT = int(sys.argv[1])
 NAME = "server_hostile"
 BOUND = 10.0  # seconds: "answered at all", on a busy machine
+PER_ADDRESS = 32  # the server's default --max-connections-per-address
+BUDGET = 64 << 20  # the bytes requests being received may hold, all together (http_server.h)
 failures = []
 
 
@@ -22,8 +27,8 @@ def check(ok, what):
         failures.append(what)
 
 
-def connect(timeout=BOUND):
-    s = socket.create_connection(("127.0.0.1", PORT), timeout=timeout)
+def connect(timeout=BOUND, source="127.0.0.1"):
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=timeout, source_address=(source, 0))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 
@@ -80,10 +85,10 @@ class Reader:
         return status, headers, body
 
 
-def ask(raw, timeout=BOUND):
+def ask(raw, timeout=BOUND, source="127.0.0.1"):
     """One request on a fresh connection: (status, headers, body, seconds)."""
     start = time.monotonic()
-    with connect(timeout) as s:
+    with connect(timeout, source) as s:
         s.sendall(raw)
         status, headers, body = Reader(s, start + timeout).response()
     return status, headers, body, time.monotonic() - start
@@ -99,15 +104,20 @@ def error_message(body):
 COMPLETION = {"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}
 
 
+def spread(i, first=10):
+    """The loopback address of the i-th of many connections: PER_ADDRESS - 2 on each."""
+    return f"127.0.{first + i // (PER_ADDRESS - 2) // 256}.{1 + i // (PER_ADDRESS - 2) % 250}"
+
+
 def idle_connections(n=1000):
     """n connections that send nothing: /health and a completion are still answered."""
     held = []
     try:
         start = time.monotonic()
-        for _ in range(n):
+        for i in range(n):
             if time.monotonic() - start > BOUND:
                 break
-            held.append(connect())
+            held.append(connect(source=spread(i)))
         check(len(held) == n, f"{len(held)} of {n} idle connections opened")
         health = ask(request("GET", "/health"))
         done = ask(request("POST", "/v1/completions", COMPLETION))
@@ -154,6 +164,81 @@ def chunked_upload(total=64 << 20, piece=64 << 10):
           f"a chunked upload: {status} after {sent >> 20} MiB sent of {total >> 20} ({error_message(body)})")
 
 
+def rss_bytes():
+    with open(f"/proc/{os.environ['R1PI_SERVER_PID']}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) << 10
+    raise ValueError("no VmRSS")
+
+
+def per_address_cap():
+    """PER_ADDRESS connections from one address are held; the next gets 503 with Retry-After and a
+    JSON error; another address is still served."""
+    held = [connect(source="127.0.1.1") for _ in range(PER_ADDRESS)]
+    try:
+        status, headers, body, _ = ask(request("GET", "/health"), source="127.0.1.1")
+        check(status == 503 and headers.get("retry-after") == "1" and "from this address" in error_message(body),
+              f"connection {PER_ADDRESS + 1} from one address: {status} ({error_message(body)})")
+        status = ask(request("GET", "/health"), source="127.0.1.2")[0]
+        check(status == 200, f"meanwhile another address: {status}")
+    finally:
+        for s in held:
+            s.close()
+
+
+def held_bodies(n=100, size=1 << 20):
+    """n connections (PER_ADDRESS - 2 per address) each send a body of 1 MiB but its last byte: the
+    server holds those that fit its budget, refuses the rest with 503 (Retry-After, a JSON error),
+    stays within the budget in RSS, answers the held ones once their last byte comes, and returns
+    to about its starting RSS once they closed (without the budget 300 such connections took 311
+    MB, and 191 MB of it stayed after they closed)."""
+    data = b"a" * size
+    head = b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % size
+    start_rss, conns = rss_bytes(), []
+    try:
+        for i in range(n):
+            s = connect(source=spread(i, first=20))
+            conns.append(s)
+            try:
+                s.sendall(head + data[:-1])
+            except OSError:
+                pass  # refused, and its linger over: the answer is there
+        held_rss = rss_bytes()
+        statuses, refusals_ok = [], True
+        for s in conns:
+            try:
+                s.sendall(data[-1:])
+            except OSError:
+                pass
+            try:
+                status, headers, body = Reader(s, time.monotonic() + BOUND).response()
+            except (OSError, EOFError, ValueError) as e:
+                status, headers, body = type(e).__name__, {}, b""
+            statuses.append(status)
+            if status == 503:
+                refusals_ok &= headers.get("retry-after") == "1" and "memory" in error_message(body)
+        refused = statuses.count(503)
+        answered = sum(1 for st in statuses if isinstance(st, int) and st != 503)
+        fit = BUDGET // size
+        check(refusals_ok and answered + refused == n and fit - 2 <= answered <= fit,
+              f"{n} bodies of 1 MiB: {answered} held and answered, {refused} refused with 503 "
+              f"({fit} fit the budget)")
+        check(held_rss - start_rss < BUDGET * 3 // 2,
+              f"RSS while they are held: +{(held_rss - start_rss) >> 20} MiB (budget {BUDGET >> 20} MiB)")
+    finally:
+        for s in conns:
+            s.close()
+    # The server closes its ends as it reads theirs: RSS goes back within a few seconds.
+    rss, deadline = rss_bytes(), time.monotonic() + BOUND
+    while rss - start_rss > (16 << 20) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        rss = rss_bytes()
+    check(rss - start_rss <= (16 << 20), f"RSS after they closed: {start_rss >> 20} MiB before, {rss >> 20} MiB after")
+    print(f"MEASURE: {NAME}: RSS {start_rss >> 20} MiB at start, {held_rss >> 20} MiB with {n} bodies held or "
+          f"refused, {rss >> 20} MiB after they closed", flush=True)
+
+
 def pipelined():
     """Three requests in one write: three answers, in order."""
     raw = (request("POST", "/v1/completions", dict(COMPLETION, max_tokens=3)) + request("GET", "/health") +
@@ -176,7 +261,8 @@ def pipelined():
 
 
 def burst(clients=45):
-    """45 completions at once: each an answer or 503 with Retry-After, none reset."""
+    """45 completions at once (from more addresses than one: the queue is the limit here, not the
+    connections per address): each an answer or 503 with Retry-After, none reset."""
     results = [None] * clients
     go = threading.Barrier(clients)
 
@@ -186,7 +272,7 @@ def burst(clients=45):
             # 100 tokens each (about 6 ms on stories260K, 0.5 s under TSan): a client may wait for
             # the whole queue before its turn.
             status, headers, _, _ = ask(request("POST", "/v1/completions", dict(COMPLETION, max_tokens=100)),
-                                        6 * BOUND)
+                                        6 * BOUND, spread(i, first=30))
             results[i] = "retry" if status == 503 and "retry-after" in headers else status
         except Exception as e:  # a reset, a timeout: what must not happen
             results[i] = type(e).__name__
@@ -216,7 +302,7 @@ def strict_requests():
 
 
 # hostile_client.py PORT [CASE...]: the cases named, or all.
-cases = [strict_requests, pipelined, chunked_upload, idle_connections, burst]
+cases = [strict_requests, pipelined, chunked_upload, per_address_cap, held_bodies, idle_connections, burst]
 for case in [c for c in cases if c.__name__ in sys.argv[2:]] or cases:
     started = time.monotonic()
     try:

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # run_hostile.sh: `r1pi --serve` (stories260K, --queue-size 32) against what a careless or hostile
 # client does (hostile_client.py: idle connections by the thousand, a 64 MiB chunked upload,
-# pipelined requests, a burst over the queue, malformed requests), then the options a server must
+# pipelined requests, a burst over the queue, malformed requests, too many connections from one
+# address, bodies held one byte short past the memory budget), then the options a server must
 # refuse to start with: an empty --api-key and an --api-key-file that is a directory.
 source "$(dirname "$0")/lib.sh"
 model=$(make_model stories)
 start_server hostile 1 -m "$model" --queue-size 32
-python3 "$R1PI_SOURCE_DIR/tests/server/hostile_client.py" "$PORT" || die "hostile_client.py failed"
+R1PI_SERVER_PID=${server_pids[-1]} python3 "$R1PI_SOURCE_DIR/tests/server/hostile_client.py" "$PORT" ||
+  die "hostile_client.py failed"
 stop_and_check hostile 1
 # The same burst against a queue of 4: most of it is refused, with 503 and Retry-After.
 start_server small_queue 1 -m "$model" --queue-size 4

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <condition_variable>
@@ -110,6 +111,8 @@ class ScriptedServer {
     stop_ = true;
     thread_.join();
   }
+  // As SIGTERM: the server stops (the answer in hand ends at its next token); the destructor waits.
+  void stop() { stop_ = true; }
   // cpp-httplib's client gives up reading after 5 s: under TSan on a machine with 15 runnable
   // processes per 2 cores, answers took longer (a 401 too, no engine involved). 120 s: a stuck
   // server still fails the test, a slow machine does not.
@@ -455,6 +458,20 @@ TEST(ServerHttp, OneLogLinePerRequest) {
   logged(lines, std::regex("serve: GET /health 200 - [0-9]+ ms"));
 }
 
+// What the server sends until it closes the connection (at most 10 s).
+std::string read_until_closed(int fd) {
+  std::string got;
+  char buffer[4096];
+  for (int waits = 0; waits < 100; ++waits) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    got.append(buffer, size_t(n));
+  }
+  return got;
+}
+
 // A request sent on a socket of its own, which the test closes when it likes.
 class RawClient {
  public:
@@ -475,19 +492,29 @@ class RawClient {
   ~RawClient() {
     if (fd_ >= 0) close(fd_);
   }
-  // Closes the connection and waits until the server's end of it (a socket of this process, once
-  // the server has accepted it) has seen that; false when it did not within 30 s.
+  // Resets the connection (a client that left: a closed socket answers the server's next write
+  // with a reset, so a close that only says "nothing more to send" counts once a write fails),
+  // and waits until the server's end of it (a socket of this process, once the server has
+  // accepted it) has seen that; false when it did not within 30 s.
   bool close_now() {
     ClientConnection server_side;
     for (int i = 0; i < 3000 && !server_side.known(); ++i) {
       server_side = connection_between("127.0.0.1", server_port_, "127.0.0.1", port_);
       if (!server_side.known()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    const linger reset{1, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
     close(fd_);
     fd_ = -1;
     for (int i = 0; i < 3000 && !server_side.closed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return server_side.closed();
   }
+  // Says it sends nothing more (shutdown(SHUT_WR), nc -N), then reads the answer to its end.
+  std::string half_close_and_read() {
+    shutdown(fd_, SHUT_WR);
+    return read_until_closed(fd_);
+  }
+  std::string read_all() { return read_until_closed(fd_); }
 
  private:
   int fd_;
@@ -564,13 +591,66 @@ TEST(ServerHttp, ClientThatClosesWhileQueuedIsNotGenerated) {
   EXPECT_EQ(server.source().forwards(), 5);
 }
 
+// The body of an answer read whole off the wire (after the head; chunked framing left in).
+std::string after_head(const std::string& answer) {
+  const size_t at = answer.find("\r\n\r\n");
+  return at == std::string::npos ? std::string() : answer.substr(at + 4);
+}
+
+// A client that half-closes after its request (shutdown(SHUT_WR), `nc -N`, some proxies) still
+// wants the answer: it is generated whole, streamed or not. (The engine used to take the end of
+// its input for a client that left: 499, or a stream cut without a finish.)
+TEST(ServerHttp, HalfClosedClientGetsItsWholeAnswer) {
+  ScriptedServer server({}, ServeOptions{}, kEndless);
+  httplib::Client cli = server.client();
+  RawClient whole(server.port(), "/v1/completions", R"({"prompt": "x", "max_tokens": 3})");
+  const std::string answer = whole.half_close_and_read();
+  ASSERT_EQ(answer.rfind("HTTP/1.1 200 ", 0), 0u) << answer;
+  EXPECT_EQ(json::parse(after_head(answer))["usage"]["completion_tokens"], 3);
+  RawClient streamed(server.port(), "/v1/completions", R"({"prompt": "x", "max_tokens": 3, "stream": true})");
+  const std::string events = streamed.half_close_and_read();
+  EXPECT_EQ(events.rfind("HTTP/1.1 200 ", 0), 0u) << events;
+  EXPECT_NE(events.find(R"("finish_reason":"length")"), std::string::npos) << events;
+  EXPECT_NE(events.find("data: [DONE]"), std::string::npos) << events;
+  EXPECT_EQ(metric(cli, "r1pi_generations_cancelled_total"), 0);
+}
+
+// SIGTERM while an answer is generated: it ends at its next token with an error, streamed (an
+// error event, never finish_reason "stop") or whole (500), so that the client knows it is cut.
+void stopped_while_a_token_is_computed(bool stream) {
+  ScriptedServer server({}, ServeOptions{}, kEndless);
+  server.source().hold_from(4);
+  RawClient client(server.port(), "/v1/completions",
+                   json{{"prompt", "x"}, {"max_tokens", 200}, {"stream", stream}}.dump());
+  ASSERT_TRUE(server.source().wait_held());
+  server.stop();
+  server.source().release();
+  const std::string answer = client.read_all();
+  EXPECT_NE(answer.find("the server is shutting down"), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("finish_reason\":\"stop"), std::string::npos) << answer;
+  if (stream) {
+    EXPECT_EQ(answer.rfind("HTTP/1.1 200 ", 0), 0u) << answer;
+    EXPECT_NE(answer.find(R"(data: {"error":)"), std::string::npos) << answer;
+  } else {
+    EXPECT_EQ(answer.rfind("HTTP/1.1 500 ", 0), 0u) << answer;
+  }
+}
+
+TEST(ServerHttp, StopMidStreamEndsWithAnErrorEvent) { stopped_while_a_token_is_computed(true); }
+
+TEST(ServerHttp, StopMidAnswerIs500) { stopped_while_a_token_is_computed(false); }
+
 // ---- the HTTP layer (http_server.h) alone, with tight limits
 
-// The layer with one route (GET /health) on a free port, serving on a thread of its own.
+// The layer with two routes (GET /health, POST /size: the body's size) on a free port, serving on
+// a thread of its own.
 class LayerServer {
  public:
   explicit LayerServer(HttpLimits limits) : http_(limits) {
     http_.get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+    http_.post("/size", [](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(std::to_string(req.body.size()), "text/plain");
+    });
     http_.set_error_body([](httplib::Response& res, const std::string& m) { res.set_content(m, "text/plain"); });
     port_ = http_.bind("127.0.0.1", 0);
     EXPECT_GT(port_, 0);
@@ -596,20 +676,6 @@ int connected(int port) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   return fd;
-}
-
-// What the server sends until it closes the connection (at most 10 s).
-std::string read_until_closed(int fd) {
-  std::string got;
-  char buffer[4096];
-  for (int waits = 0; waits < 100; ++waits) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) break;
-    got.append(buffer, size_t(n));
-  }
-  return got;
 }
 
 // A connection over the cap from one address is answered 503 with Retry-After and closed; the
@@ -657,6 +723,88 @@ TEST(ServerHttp, IdleConnectionClosesAndASlowRequestGets408) {
   EXPECT_EQ(timed_out.rfind("HTTP/1.1 408 ", 0), 0u) << timed_out;
   close(idle);
   close(slow);
+}
+
+// What one request on a fresh connection gets (the layer answers a refusal and closes; so does a
+// request with Connection: close).
+std::string exchange(int port, const std::string& request) {
+  const int fd = connected(port);
+  EXPECT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
+  const std::string answer = read_until_closed(fd);
+  close(fd);
+  return answer;
+}
+
+// A header value with a lone CR or a NUL is refused at once (a reader that splits lines on CR
+// sees "X-A: a\rInjected: 1" as two headers), and so is a second Transfer-Encoding (chunked, then
+// something else, is not chunked): both are requests two readers would read differently.
+TEST(ServerHttp, ControlCharacterInAHeaderOrTwoTransferEncodingsGet400) {
+  LayerServer server(HttpLimits{});
+  const std::string health = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n";
+  for (const std::string& header : {std::string("X-A: a\rInjected: 1"), std::string("X-A: a\0b", 8),
+                                    std::string("X-A: a\x01")}) {
+    const std::string answer = exchange(server.port(), health + header + "\r\n\r\n");
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400 ", 0), 0u) << ::testing::PrintToString(header) << answer;
+    EXPECT_NE(answer.find("a header holds a control character"), std::string::npos) << answer;
+  }
+  EXPECT_EQ(exchange(server.port(), health + "X-A: a\tb\r\n\r\n").rfind("HTTP/1.1 200 ", 0), 0u);  // tab is fine
+  const std::string chunked = "POST /size HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n";
+  for (const char* second : {"gzip", "chunked"}) {
+    const std::string answer =
+        exchange(server.port(), chunked + "Transfer-Encoding: " + second + "\r\n\r\n2\r\nhi\r\n0\r\n\r\n");
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400 ", 0), 0u) << second << answer;
+    EXPECT_NE(answer.find("two Transfer-Encoding headers"), std::string::npos) << answer;
+  }
+  EXPECT_EQ(after_head(exchange(server.port(), chunked + "\r\n2\r\nhi\r\n0\r\n\r\n")), "2");
+}
+
+// Lines that end with LF alone (a request typed into nc) are read as lines, head and chunked body
+// alike, rather than left to wait for the read timeout (30 s here, longer than the test reads).
+TEST(ServerHttp, BareLineFeedsAreAnsweredAtOnce) {
+  LayerServer server(HttpLimits{});
+  const std::string health = exchange(server.port(), "GET /health HTTP/1.1\nHost: x\nConnection: close\n\n");
+  EXPECT_EQ(health.rfind("HTTP/1.1 200 ", 0), 0u) << health;
+  EXPECT_EQ(after_head(health), "ok");
+  const std::string chunked = exchange(
+      server.port(), "POST /size HTTP/1.1\nHost: x\nConnection: close\nTransfer-Encoding: chunked\n\n5\nhello\n0\n\n");
+  EXPECT_EQ(chunked.rfind("HTTP/1.1 200 ", 0), 0u) << chunked;
+  EXPECT_EQ(after_head(chunked), "5");
+}
+
+// The bytes requests hold, all connections together, have a budget: a request whose declared body
+// does not fit gets 503 with Retry-After at once (before its body is sent); the requests held are
+// read on and answered, and once they are done their memory is free again.
+TEST(ServerHttp, RequestBytesOverTheBudgetGet503) {
+  HttpLimits limits;
+  limits.max_body_bytes = 40000;
+  limits.max_buffered_bytes = 128 << 10;  // three bodies of 40,000 bytes fit, four do not
+  LayerServer server(limits);
+  const std::string body(40000, 'a');
+  const std::string head = "POST /size HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 40000\r\n\r\n";
+  std::vector<int> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(connected(server.port()));
+    const std::string start = head + body.substr(0, 1000);
+    ASSERT_EQ(send(clients.back(), start.data(), start.size(), 0), ssize_t(start.size()));
+  }
+  // The one that did not fit (which one depends on the order the server read them in) is answered.
+  std::vector<pollfd> polls;
+  for (int fd : clients) polls.push_back({fd, POLLIN, 0});
+  ASSERT_EQ(poll(polls.data(), polls.size(), 10000), 1);
+  const size_t refused = size_t(std::find_if(polls.begin(), polls.end(), [](const pollfd& p) { return p.revents; }) -
+                                polls.begin());
+  const std::string answer = read_until_closed(clients[refused]);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 503 ", 0), 0u) << answer;
+  EXPECT_NE(answer.find("Retry-After: 1\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("fill the server's memory for them"), std::string::npos) << answer;
+  for (size_t i = 0; i < clients.size(); ++i) {
+    if (i == refused) continue;
+    ASSERT_EQ(send(clients[i], body.data() + 1000, body.size() - 1000, 0), ssize_t(body.size() - 1000));
+    EXPECT_EQ(after_head(read_until_closed(clients[i])), "40000");
+  }
+  for (int fd : clients) close(fd);
+  // Answered and closed, they hold nothing: three fit again (one at a time here).
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(after_head(exchange(server.port(), head + body)), "40000");
 }
 
 }  // namespace
