@@ -31,6 +31,12 @@ class CharSet {
       if (r.first <= hi && lo <= r.second) return true;
     return false;
   }
+  // Whether every code point in [lo, hi] is in the set (ranges are merged: one range holds them).
+  bool covers(uint32_t lo, uint32_t hi) const {
+    for (const Range& r : ranges_)
+      if (r.first <= lo && hi <= r.second) return true;
+    return false;
+  }
   const std::vector<Range>& ranges() const { return ranges_; }
   bool operator==(const CharSet& o) const { return ranges_ == o.ranges_; }
 

@@ -43,8 +43,7 @@ TokenTrie::TokenTrie(std::vector<std::string> token_bytes, const std::vector<int
   std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return bytes_[size_t(a)] != bytes_[size_t(b)] ? bytes_[size_t(a)] < bytes_[size_t(b)] : a < b;
   });
-  nodes_.push_back({0, 0, 0});
-  token_begin_.push_back(0);
+  nodes_.push_back({0, 0, 0, 0});
   std::vector<uint32_t> path = {0};  // the nodes of the previous string's prefix, root first
   std::string_view previous;
   for (int32_t id : order) {
@@ -56,14 +55,14 @@ TokenTrie::TokenTrie(std::vector<std::string> token_bytes, const std::vector<int
     for (; path.size() > common + 1; path.pop_back()) nodes_[path.back()].subtree_end = uint32_t(nodes_.size());
     for (size_t d = common; d < s.size(); ++d) {
       path.push_back(uint32_t(nodes_.size()));
-      nodes_.push_back({0, uint16_t(d + 1), static_cast<uint8_t>(s[d])});
-      token_begin_.push_back(uint32_t(ids_.size()));
+      nodes_.push_back({0, uint32_t(ids_.size()), uint16_t(d + 1), static_cast<uint8_t>(s[d])});
     }
     ids_.push_back(id);
+    max_depth_ = std::max(max_depth_, s.size());
     previous = s;
   }
   for (uint32_t node : path) nodes_[node].subtree_end = uint32_t(nodes_.size());
-  token_begin_.push_back(uint32_t(ids_.size()));
+  nodes_.push_back({0, uint32_t(ids_.size()), 0, 0});  // the sentinel
 }
 
 }  // namespace r1pi

@@ -26,23 +26,26 @@ class TokenTrie {
   const std::vector<int32_t>& eog_ids() const { return eog_ids_; }
 
   // The depth-first layout (node 0 is the root, the empty prefix).
+  // The ids whose bytes end at node i: ids()[nodes()[i].token_begin .. nodes()[i + 1].token_begin)
+  // (the last node is a sentinel that only ends that range).
   struct Node {
     uint32_t subtree_end;  // the first node after this one's subtree
+    uint32_t token_begin;
     uint16_t depth;        // bytes from the root
     uint8_t byte;          // the byte on the edge from the parent
   };
   const std::vector<Node>& nodes() const { return nodes_; }
-  // The ids whose bytes end at node i: ids()[token_begin(i) .. token_begin(i + 1)).
-  uint32_t token_begin(size_t node) const { return token_begin_[node]; }
+  size_t n_nodes() const { return nodes_.size() - 1; }
   const std::vector<int32_t>& ids() const { return ids_; }
+  size_t max_depth() const { return max_depth_; }
 
  private:
   std::vector<std::string> bytes_;
   std::vector<bool> eog_;
   std::vector<int32_t> eog_ids_;
   std::vector<Node> nodes_;
-  std::vector<uint32_t> token_begin_;  // nodes + 1 entries
   std::vector<int32_t> ids_;
+  size_t max_depth_ = 0;
 };
 
 }  // namespace r1pi
