@@ -2,6 +2,7 @@
 // on one rank or as one rank of an MPI job (mpirun -np N ./r1pi ...).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -11,13 +12,17 @@
 
 #include <csignal>
 #include <filesystem>
+#include <map>
 
+#include "app/cli_constraint.h"
 #include "app/llama_cpp_habits.h"
+#include "app/common_options.h"
 #include "app/run_job.h"
 #include "app/version_text.h"
 #include "build_info.h"
 #include "chat/chat_repl.h"
 #include "common/atomic_file.h"
+#include "common/backslash_escapes.h"
 #include "common/error.h"
 #include "common/standard_output.h"
 #include "common/whole_file.h"
@@ -81,23 +86,6 @@ void check_options(r1pi::RunOptions& o) {
   }
 }
 
-// --rank-timeout as given on the command line, read before MPI starts (MPI_Init is guarded by it
-// too); anything unreadable gives the default here and an error from the real parse later.
-double rank_timeout_before_mpi(int argc, char** argv) {
-  const std::string flag = "--rank-timeout";
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const char* value = nullptr;
-    if (arg == flag && i + 1 < argc) value = argv[i + 1];
-    if (arg.rfind(flag + "=", 0) == 0) value = argv[i] + flag.size() + 1;
-    if (!value) continue;
-    char* end = nullptr;
-    const double seconds = std::strtod(value, &end);
-    if (end != value && *end == 0 && std::isfinite(seconds) && seconds > 0) return seconds;
-  }
-  return r1pi::kDefaultRankTimeout;
-}
-
 // --help shows each option's default, as llama.cpp's does; those whose default depends on the
 // machine or the model say so in their text instead, and options without one show nothing.
 void show_defaults(CLI::App& app) {
@@ -111,21 +99,18 @@ void show_defaults(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef R1PI_HAVE_MPI
   // Every rank parses its own command line (rank 0's is the job's); MPI first, so that it can strip
   // its own arguments.
-  r1pi::MpiWorld world(&argc, &argv, rank_timeout_before_mpi(argc, argv));
+  r1pi::JobWorld world(&argc, &argv, r1pi::rank_timeout_before_mpi(argc, argv));
   const bool root = world.is_root();
-#else
-  r1pi::JobWorld world;
-  const bool root = true;
-#endif
   r1pi::RunOptions o;
   r1pi::ChatOptions chat;
   r1pi::ServeOptions serve;
   bool chat_mode = false, serve_mode = false;
   std::string api_key_file, reasoning_format = "deepseek", reasoning = "on";
   std::string prompt_file;
+  bool escape = false;
+  std::string grammar_text, grammar_path, schema_text, schema_path;
   std::string seed = "-1";
   std::string spec_ngram = "1:4";
   CLI::App app{"r1pi: runs GGUF models of these architectures: " + r1pi::architecture_names() +
@@ -134,8 +119,9 @@ int main(int argc, char** argv) {
   // Computed only when asked: it picks the kernels, which R1PI_BACKEND may name wrongly (an error
   // the run reports in its place, after start-up's agreement between ranks).
   app.set_version_flag("--version", [] { return r1pi::version_text("r1pi"); });
-  app.footer("llama.cpp's spellings: -cnv = --chat, -sys = --system, -ctk = --kv-type; its -ngl, -fa, --mlock\n"
-             "and --no-mmap are accepted and ignored, with a note. Docs: docs/cli.md");
+  app.footer("llama.cpp's spellings: -cnv = --chat, -sys = --system, -ctk = --kv-type, -s = --seed, -np = --parallel;\n"
+             "its -ngl, -fa, --mlock, --no-mmap and --jinja are accepted and ignored, with a note; -hf: r1pi-model pull.\n"
+             "Docs: docs/cli.md");
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
   auto* prompt = app.add_option("-p,--prompt", o.prompt, "prompt text");
   app.add_option("-f,--file", prompt_file, "read the prompt from a file")->excludes(prompt);
@@ -166,39 +152,41 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   app.add_flag("--no-bos", o.no_bos, "do not prepend the BOS token");
   app.add_flag("--ignore-eos", o.ignore_eos, "generate past end-of-generation tokens");
+  app.add_option("-r,--reverse-prompt", o.stop, "stop generating where this text appears (-p, --chat; repeatable)")
+      ->allow_extra_args(false);
+  app.add_flag("-e,--escape,!--no-escape", escape, "read \\n, \\t, \\xHH and the like in -p and -r as the characters");
+  auto* constrained = "constrained output (llama.cpp's GBNF; JSON Schema as OpenAI's structured outputs)";
+  auto* grammar = app.add_option("--grammar", grammar_text, "the answer must match this GBNF grammar")->group(constrained);
+  auto* grammar_file = app.add_option("--grammar-file", grammar_path, "... read from a file")->excludes(grammar)->group(constrained);
+  auto* schema = app.add_option("--json-schema", schema_text, "the answer must be JSON valid against this schema")
+                     ->excludes(grammar)->excludes(grammar_file)->group(constrained);
+  app.add_option("--json-schema-file", schema_path, "... read from a file")
+      ->excludes(schema)->excludes(grammar)->excludes(grammar_file)->group(constrained);
   auto* spec = "speculative decoding (rank 0 drafts from the history; the output is the same)";
   app.add_flag("--spec,!--no-spec", o.spec, "speculative decoding on or off (default)")->group(spec);
   app.add_option("--spec-max", o.spec_max, "the longest draft in tokens")->check(CLI::Range(1, 63))->group(spec);
   app.add_option("--spec-ngram", spec_ngram, "n-gram lengths MIN:MAX the drafter matches")->group(spec);
   app.add_option("--spec-cost", o.spec_cost, "cost curve file ('B cost' lines) instead of measuring")
       ->group(spec);
-  app.add_option("--kv-type", o.kv_type,
-                 "KV cache type: f32 (exact, default), f16 or q8_0 (half or a quarter of the bytes, approximate)")
-      ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
+  r1pi::add_kv_type_option(app, o);
+  r1pi::add_rank_options(app, o);
   auto* mpi = "multi-rank (mpirun) options";
-  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather, allreduce or direct")
-      ->check(CLI::IsMember({"allgather", "allreduce", "direct"}))->group(mpi);
-  app.add_flag("--weights-from-root", o.weights_from_root,
-               "rank 0 reads the model and sends every rank its slices")->group(mpi);
   app.add_option("--shard-weights", o.shard_weights,
                  "each rank's share of every split, e.g. 2,1,1 (mixed boards), or auto: each rank's read bandwidth")
       ->group(mpi);
-  app.add_flag("--check-ranks", o.check_ranks,
-               "compare every layer's hidden state across ranks after each forward")->group(mpi);
   // --timings alone prints a line per forward; --timings FILE.csv writes the rows there instead.
   auto* timings = app.add_option("--timings", o.timings_csv,
                                  "per-forward Pred/Sync times and bytes (rank 0), to FILE.csv if given")
                       ->expected(0, 1)->type_name("[FILE.csv]")->group(mpi);
   app.add_flag("--timings-all", o.timings_all, "per-token times from every rank")->group(mpi);
-  app.add_option("--rank-timeout", o.rank_timeout,
-                 "seconds without progress from a rank before the job ends, naming it")
-      ->check(CLI::Range(0.1, 1e6))->group(mpi);
   auto* session = "chat and server (rank 0 talks; the other ranks follow)";
   auto* chat_flag = app.add_flag("--chat", chat_mode, "an interactive chat in the terminal (also -cnv)")->group(session);
   app.add_flag("--serve", serve_mode, "an OpenAI-compatible HTTP server with a chat page at /")
       ->excludes(chat_flag)->group(session);
   app.add_option("--chat-template", chat.template_name,
                  r1pi::chat_template_names() + " (default: the model's tokenizer.chat_template)")->group(session);
+  app.add_option("--chat-template-file", chat.template_file,
+                 "a Jinja chat template to render instead of the model's own")->excludes("--chat-template")->group(session);
   app.add_option("--system", chat.system, "the chat's system message")->group(session);
   app.add_flag("--hide-think", chat.hide_think, "the chat does not show the reasoning")->group(session);
   app.add_option("--reasoning", reasoning,
@@ -218,8 +206,16 @@ int main(int argc, char** argv) {
   app.add_option("--parallel-chunk", serve.parallel_chunk,
                  "with --parallel: a prompt's tokens per forward while other requests decode (their pause)")
       ->check(CLI::Range(1, 4096))->capture_default_str()->group(session);
+  app.add_option("--cache-scope", serve.cache_scope,
+                 "user: requests share prompt-cache prefixes only with the same `user` field; shared: all")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, r1pi::CacheScope>{
+          {"user", r1pi::CacheScope::User}, {"shared", r1pi::CacheScope::Shared}}))
+      ->group(session);
   app.add_option("--queue-size", serve.queue_size, "requests waiting or running before 503")
       ->check(CLI::Range(1, 4096))->capture_default_str()->group(session);
+  app.add_option("--max-connections-per-address", serve.max_connections_per_address,
+                 "open connections from one client address before 503 (behind a proxy: raise it)")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str()->group(session);
   show_defaults(app);
   // Nothing may end a rank before the first collective: the others would wait for it forever.
   // Failures are collected here, and the ranks agree on them (start_job).
@@ -233,15 +229,26 @@ int main(int argc, char** argv) {
     o.timings = timings->count() > 0 && o.timings_csv.empty();
     if (!o.timings_csv.empty() && root)
       r1pi::refuse_output_over_input(o.timings_csv, {o.model_path, prompt_file, o.spec_cost, api_key_file});
+    // Only what was typed: -f's text is the file's bytes as they are.
+    if (escape) {
+      o.prompt = r1pi::backslash_escapes(o.prompt);
+      for (std::string& text : o.stop) text = r1pi::backslash_escapes(text);
+    }
     // Only rank 0 tokenises the prompt: the prompt file need not exist on the other boards.
     if (!prompt_file.empty() && root) o.prompt = r1pi::read_whole_file(prompt_file, "prompt file");
     // Rank 0's seed is the one used: only rank 0 samples.
     o.sampler.seed = parse_seed(seed);
     parse_ngram_range(spec_ngram, o);
+    o.constraint = r1pi::cli_constraint(grammar_path.empty() ? grammar_text : r1pi::read_whole_file(grammar_path, "--grammar-file"),
+                                        schema_path.empty() ? schema_text : r1pi::read_whole_file(schema_path, "--json-schema-file"));
     check_options(o);
     o.session = chat_mode || serve_mode;
     if (o.session && (!o.prompt.empty() || !prompt_file.empty()))
       throw r1pi::Error("--chat and --serve take no -p/-f: the prompts come from the terminal or the requests");
+    if (std::find(o.stop.begin(), o.stop.end(), "") != o.stop.end())
+      throw r1pi::Error("-r/--reverse-prompt \"\": give the text generation stops at");
+    if (serve_mode && !o.stop.empty())
+      throw r1pi::Error("-r/--reverse-prompt is for -p and --chat: a server's requests give their own \"stop\"");
     if (o.parallel > 1 && !serve_mode)
       throw r1pi::Error("--parallel " + std::to_string(o.parallel) + " serves several requests at once: it needs --serve");
     if (!api_key_file.empty() && root) serve.api_key = r1pi::read_api_key_file(api_key_file);
@@ -259,6 +266,7 @@ int main(int argc, char** argv) {
   }
   chat.temperature_given = app.count("--temp") > 0;
   chat.top_p_given = app.count("--top-p") > 0;
+  chat.stop = o.stop;
   serve.split_reasoning = reasoning_format == "deepseek";
   chat.reasoning = reasoning == "on";
   serve.model_name = std::filesystem::path(o.model_path).stem().string();

@@ -29,6 +29,7 @@ CompletionSettings settings_for(const Job& job, const ApiContext& c) {
   s.generation.n_predict = n_predict_within(max_tokens, job.prompt.size(), c.n_ctx);
   s.generation.sampler = r.sampler;
   s.generation.ignore_eos = r.ignore_eos;
+  s.generation.constraint = job.constraint;
   s.stop = r.stop;
   if (r.endpoint == Endpoint::Chat) {
     const std::vector<std::string> ends = turn_end_strings(c.chat_template);
@@ -47,6 +48,7 @@ void generate_job(TokenSource& source, Job& job, const ApiContext& c, const std:
   s.generation.may_draft = may_draft;
   s.generation.on_token = [&] { c.slots.generated(slot); };
   s.cancelled = [&] { return job.abandoned() || stop(); };
+  if (job.request.sampler.n_probs >= 0) s.on_logprobs = [&](const PickLogprobs& p) { job.add_logprobs(p); };
   try {
     Completion done = complete(source, c.tokenizer, job.prompt, s, [&](const TextParts& parts) { job.add(parts); });
     c.metrics.completed(done);
@@ -75,13 +77,14 @@ struct Running {
 
 void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOptions& options,
                  const std::function<bool()>& stop, const std::function<void(int port)>& on_listening) {
-  const ChatTemplate chat_template = chosen_template(options.chat, tokenizer);
+  const ChatFormat format = chat_format_for(options.chat, tokenizer);
+  const ChatTemplate chat_template = format.family;
   const int n_slots = source.n_seqs();
   JobQueue queue(size_t(options.queue_size));
   Metrics metrics;
   SlotTable slots(n_slots);
   ForwardBatcher batcher(source);
-  const ApiContext context{tokenizer, options, chat_template, chat_sampler(options.chat, chat_template),
+  const ApiContext context{tokenizer, options, chat_template, format, chat_sampler(options.chat, chat_template),
                            source.n_ctx(), queue, metrics, slots, [&batcher] { return batcher.stats(); }};
   HttpServer http(http_limits(options));
   add_api_routes(http, context);
@@ -91,11 +94,14 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
                 " (in use, or not an address of this machine)");
   std::thread listener([&] { http.run(); });
   std::fprintf(stderr, "serve: listening on http://%s:%d (template %s, %d slot%s of %d tokens, queue %d, model %s)\n",
-               options.host.c_str(), port, chat_template_name(chat_template).c_str(), n_slots,
+               options.host.c_str(), port, format.origin.c_str(), n_slots,
                n_slots > 1 ? "s" : "", source.n_ctx(), options.queue_size, options.model_name.c_str());
   if (on_listening) on_listening(port);
 
   std::vector<std::unique_ptr<Running>> running(static_cast<size_t>(n_slots));
+  // Whose prefixes each slot's cache holds (--cache-scope): another scope's count as nothing.
+  std::vector<std::string> slot_scope(static_cast<size_t>(n_slots));
+  const std::vector<int32_t> nothing;
   // Frees the slots whose generation ended (the engine's thread: the caches are still then); all:
   // every slot, once no generation is a member of the batches any more (each thread's last steps
   // after leaving are short, and it must be joined before it is destroyed).
@@ -120,14 +126,24 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
       queue.done_with_one();
       return;
     }
+    const std::string scope = options.cache_scope == CacheScope::Shared ? "" : job->request.user;
     std::vector<const std::vector<int32_t>*> held;
     std::vector<bool> free;
+    bool own_free = false;  // a free slot that is empty or holds this scope's prefixes
     for (int i = 0; i < n_slots; ++i) {
-      held.push_back(&source.cached(i));
+      const bool own = slot_scope[size_t(i)] == scope || source.cached(i).empty();
+      held.push_back(slot_scope[size_t(i)] == scope ? &source.cached(i) : &nothing);
       free.push_back(!running[size_t(i)]);
+      own_free = own_free || (own && free.back());
     }
+    // Another scope's slot is wiped before use: taken only when no other is free.
+    if (own_free)
+      for (int i = 0; i < n_slots; ++i)
+        if (slot_scope[size_t(i)] != scope && !source.cached(i).empty()) free[size_t(i)] = false;
     int copy_from = -1;
     const int slot = choose_slot(held, free, job->prompt, copy_from);
+    if (slot_scope[size_t(slot)] != scope) source.truncate(slot, 0);
+    slot_scope[size_t(slot)] = scope;
     if (copy_from >= 0) source.copy(copy_from, slot);
     slots.start(slot, job->ticket, int(job->prompt.size()));
     auto r = std::make_unique<Running>();

@@ -28,13 +28,14 @@ int32_t SpecialTokenMatcher::match_at(std::string_view text, size_t pos) const {
 }
 
 std::vector<Fragment> SpecialTokenMatcher::split(std::string_view text, std::string& storage) const {
-  // Marked spellings: where each starts in the text without its marks.
+  // Marks (a 0xFF right before a special token's spelling) are dropped; `plain` holds where each
+  // marked spelling starts in the text without them. Any other 0xFF is a byte like the rest.
   std::vector<size_t> plain;
   if (text.find(kPlainMark) != std::string_view::npos) {
     storage.clear();
-    for (char ch : text) {
-      if (ch == kPlainMark) plain.push_back(storage.size());
-      else storage += ch;
+    for (size_t pos = 0; pos < text.size(); ++pos) {
+      if (text[pos] == kPlainMark && pos + 1 < text.size() && match_at(text, pos + 1) >= 0) plain.push_back(storage.size());
+      else storage += text[pos];
     }
     text = storage;
   }
@@ -43,12 +44,10 @@ std::vector<Fragment> SpecialTokenMatcher::split(std::string_view text, std::str
   auto next_plain = plain.begin();
   for (size_t pos = 0; pos < text.size();) {
     while (next_plain != plain.end() && *next_plain < pos) ++next_plain;
-    const bool marked = next_plain != plain.end() && *next_plain == pos;
-    const int32_t id = marked ? -1 : match_at(text, pos);
-    if (id < 0) {
-      // A marked spelling is skipped whole: a shorter special token inside it stays text too.
-      const int32_t spelled = marked ? match_at(text, pos) : -1;
-      pos += spelled >= 0 ? vocab_.tokens[spelled].size() : 1;
+    const int32_t id = match_at(text, pos);
+    if (id < 0 || (next_plain != plain.end() && *next_plain == pos)) {
+      // A marked spelling is passed over whole: a special token inside it stays text too.
+      pos += id < 0 ? 1 : vocab_.tokens[id].size();
       continue;
     }
     if (pos > raw_begin) fragments.push_back({text.substr(raw_begin, pos - raw_begin)});
@@ -64,10 +63,6 @@ std::string SpecialTokenMatcher::mark_plain(std::string_view text) const {
   std::string out;
   out.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
-    if (text[pos] == kPlainMark) {
-      ++pos;
-      continue;
-    }
     const int32_t id = match_at(text, pos);
     if (id < 0) {
       out += text[pos++];

@@ -14,7 +14,9 @@ namespace r1pi {
 // user's "hi<|im_end|><|im_start|>system" would otherwise forge a turn. mark_plain() puts this
 // byte, which no UTF-8 text holds, before every special token's spelling in such text; the
 // template then renders around it (a filter that looks for "</think>" still finds it), and split()
-// reads a marked spelling as ordinary text and drops every mark.
+// reads a marked spelling as ordinary text and drops its mark. A 0xFF before anything else is an
+// ordinary byte (invalid UTF-8 is still encoded byte by byte), so a user's own 0xFF before a
+// marker is kept as a byte by the mark that mark_plain() puts after it.
 constexpr char kPlainMark = '\xFF';
 
 struct Fragment {
@@ -31,8 +33,7 @@ class SpecialTokenMatcher {
   // A special token right after kPlainMark stays raw text; the marks themselves are left out of
   // the fragments, which may then point into `storage` (the text without its marks).
   std::vector<Fragment> split(std::string_view text, std::string& storage) const;
-  // The text with kPlainMark before each special token's spelling (and its own 0xFF bytes, which
-  // UTF-8 never holds, removed).
+  // The text with kPlainMark before each special token's spelling.
   std::string mark_plain(std::string_view text) const;
 
  private:
