@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <memory>
 #include <optional>
 
 #include "common/error.h"
@@ -12,6 +13,33 @@ namespace r1pi {
 namespace {
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The rows of one forward that picks: a sampler each, with the row's mask (a constraint's state
+// after the tokens before it) and a place for its log-probabilities.
+struct PickRows {
+  std::vector<TokenMask> masks;
+  std::vector<PickLogprobs> logprobs;
+  std::vector<Sampler> samplers;
+  std::vector<const Sampler*> pointers;
+
+  // rows: how many; masks holds one per row already, or none (no constraint).
+  void build(const SamplerParams& params, size_t rows) {
+    logprobs.assign(rows, {});
+    samplers.clear();
+    pointers.clear();
+    for (size_t i = 0; i < rows; ++i)
+      samplers.emplace_back(params, masks.empty() || masks[i].empty() ? nullptr : &masks[i],
+                            params.n_probs >= 0 ? &logprobs[i] : nullptr);
+    for (const Sampler& s : samplers) pointers.push_back(&s);
+  }
+};
+
+// The constraint's mask for the next pick; an r1pi::Error when it allows nothing.
+TokenMask mask_of(const TokenConstraint& c) {
+  TokenMask mask;
+  if (!c.allowed(mask)) throw Error("the grammar allows no token after " + c.describe());
+  return mask;
 }
 }  // namespace
 
@@ -31,7 +59,23 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
                           const std::function<void(const std::string&)>& on_text) {
   check_fits_context(prompt.size(), options.n_predict, model.n_ctx());
   GenerationResult result;
-  Sampler sampler(options.sampler);
+  std::unique_ptr<TokenConstraint> constraint = options.constraint ? options.constraint->clone() : nullptr;
+  PickRows rows;
+  // The rows of a forward that picks `n` tokens (constrained: the masks along `draft`, already cut
+  // to what the constraint takes, so n = draft.size() + 1).
+  auto rows_for = [&](const std::vector<int32_t>& draft) -> const std::vector<const Sampler*>& {
+    rows.masks.clear();
+    if (constraint) {
+      std::unique_ptr<TokenConstraint> along = constraint->clone();
+      for (size_t i = 0;; ++i) {
+        rows.masks.push_back(mask_of(*along));
+        if (i == draft.size()) break;
+        along->accept(draft[i]);
+      }
+    }
+    rows.build(options.sampler, draft.size() + 1);
+    return rows.pointers;
+  };
   StreamDecoder decoder(tokenizer);
   std::optional<Speculator> speculator;
   if (options.spec.enabled) speculator.emplace(options.spec);
@@ -54,7 +98,7 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   int32_t token = -1;
   for (int pos = result.cached_tokens; pos < n_prompt; pos += batch) {
     const int B = std::min(batch, n_prompt - pos);
-    token = feed(model, prompt.data() + pos, B, pos, pos + B == n_prompt ? &sampler : nullptr, seq);
+    token = feed(model, prompt.data() + pos, B, pos, pos + B == n_prompt ? rows_for({})[0] : nullptr, seq);
   }
   if (speculator)
     for (int32_t t : prompt) speculator->push(t);
@@ -62,9 +106,11 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   result.prefill_seconds = seconds_since(start);
 
   // Takes a chosen token; true when generation ends with it.
-  auto keep = [&](int32_t t) {
+  auto keep = [&](int32_t t, size_t row) {
     result.generated.push_back(t);
     if (options.on_token) options.on_token();
+    if (options.on_logprobs && options.sampler.n_probs >= 0) options.on_logprobs(rows.logprobs[row]);
+    if (constraint) constraint->accept(t);
     if (speculator) speculator->push(t);
     if (!options.ignore_eos && tokenizer.is_end_of_generation(t)) {
       result.stop_reason = "eog";
@@ -81,7 +127,7 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   // ---- decode: `token` goes to position pos; feed it (and a draft), choose what follows ----
   start = std::chrono::steady_clock::now();
   int pos = n_prompt;
-  bool done = keep(token);
+  bool done = keep(token, 0);
   while (!done) {
     if (pos >= model.n_ctx()) {
       result.stop_reason = "context full";
@@ -96,19 +142,27 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     const int wanted = options.n_predict > 0 ? options.n_predict - int(result.generated.size()) : INT_MAX;
     const int limit = std::min(model.n_ctx() - 1 - pos, wanted - 1);
     const bool may_draft = !options.may_draft || options.may_draft();
-    const std::vector<int32_t> draft = speculator ? speculator->draft(may_draft ? limit : 0) : std::vector<int32_t>{};
+    std::vector<int32_t> draft = speculator ? speculator->draft(may_draft ? limit : 0) : std::vector<int32_t>{};
+    // A draft goes only as far as the constraint takes it: a token it refuses would be refused
+    // by the verification anyway (the model's pick there is masked).
+    if (constraint && !draft.empty()) {
+      std::unique_ptr<TokenConstraint> along = constraint->clone();
+      size_t taken = 0;
+      while (taken < draft.size() && along->allows(draft[taken])) along->accept(draft[taken++]);
+      draft.resize(taken);
+    }
     ++result.spec.steps;
     if (draft.empty()) {
       result.spec.cost += 1;
-      token = feed(model, &token, 1, pos++, &sampler, seq);
+      token = feed(model, &token, 1, pos++, rows_for({})[0], seq);
       ++result.decode_tokens;
-      done = keep(token);
+      done = keep(token, 0);
       continue;
     }
     std::vector<int32_t> fed{token};
     fed.insert(fed.end(), draft.begin(), draft.end());
-    const std::vector<int32_t> picks = model.forward(Batch::run(fed.data(), int(fed.size()), pos, LogitsFor::All, seq),
-                                                     std::vector<const Sampler*>(fed.size(), &sampler));
+    const std::vector<int32_t> picks =
+        model.forward(Batch::run(fed.data(), int(fed.size()), pos, LogitsFor::All, seq), rows_for(draft));
     size_t accepted = 0;
     while (accepted < draft.size() && draft[accepted] == picks[accepted]) ++accepted;
     speculator->record(int(draft.size()), int(accepted));
@@ -123,7 +177,7 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
       ++pos;
       ++result.decode_tokens;
       token = picks[i];
-      done = keep(token);
+      done = keep(token, i);
     }
   }
   if (on_text) on_text(decoder.flush());

@@ -5,11 +5,13 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/token_source.h"
 #include "sampling/sampler.h"
+#include "sampling/token_constraint.h"
 #include "specdec/speculator.h"
 #include "tokenizer/tokenizer.h"
 
@@ -38,6 +40,13 @@ struct GenerationOptions {
   // Called for every token chosen (the end-of-generation one included), whatever its text: the
   // server's per-slot token counts (/slots, /metrics).
   std::function<void()> on_token{};
+  // A rule the answer must follow (constrained decoding), at its start: every pick is masked to
+  // what it allows next, and a draft is cut at its first token the rule refuses. Null: free. A
+  // step where the rule allows nothing ends the generation with an r1pi::Error.
+  std::shared_ptr<const TokenConstraint> constraint{};
+  // With sampler.n_probs >= 0: each chosen token's log-probabilities, in order (a draft's
+  // rejected rows are not reported).
+  std::function<void(const PickLogprobs&)> on_logprobs{};
 };
 
 struct GenerationResult {

@@ -1,9 +1,16 @@
 // Everything `r1pi` was asked to do, as parsed from its command line (the same on every rank).
 #pragma once
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "model/model_fingerprint.h"
 #include "sampling/sampler.h"
+#include "sampling/token_constraint.h"
+#include "tokenizer/tokenizer.h"
 
 namespace r1pi {
 
@@ -12,6 +19,10 @@ namespace r1pi {
 // --weights-from-root, for rank 0 to read and send every earlier rank's slices first), minutes for
 // the 8B from SD cards. Every step after that (a prefill batch, a sync) is far shorter.
 inline constexpr double kDefaultRankTimeout = 300;
+
+// --sync's methods, in the order of SyncMethod (src/runtime/mpi/q8_0_sync.h), whose place is
+// also the number ranks compare; the first is the default.
+inline constexpr std::array<const char*, 3> kSyncMethods = {"allgather", "allreduce", "direct"};
 
 struct RunOptions {
   std::string model_path;
@@ -25,6 +36,10 @@ struct RunOptions {
   bool session = false;        // --chat or --serve: rank 0 runs a session (Session) instead of -p
   int parallel = 1;            // --serve's slots: sequences decoded together, each with -c positions
   bool ignore_eos = false;     // generate past end-of-generation tokens
+  std::vector<std::string> stop;  // -r: -p generation ends where one of these texts appears
+  // --grammar / --json-schema: the rule the answer follows, made once the vocabulary is known
+  // (empty: the answer is free).
+  std::function<std::shared_ptr<const TokenConstraint>(const Tokenizer&)> constraint;
   // Speculative decoding (rank 0 drafts; see src/specdec).
   bool spec = false;  // off: where a batch costs as much as here it gains little (docs/speculative-decoding.md)
   int spec_max = 8;              // the longest draft
@@ -33,8 +48,10 @@ struct RunOptions {
   std::string spec_cost;         // c(B) from this file instead of the cache or a measurement
   std::string kv_type = "f32";     // the KV cache's type: f32 (exact), f16, q8_0
   // Multi-rank jobs.
-  std::string sync = "allgather";  // how partial sums are combined: allgather | allreduce | direct
+  std::string sync = kSyncMethods[0];  // how partial sums are combined (kSyncMethods)
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices
+  // How much of its file each rank hashes for the check that all opened the same model.
+  WeightCheck verify_weights = WeightCheck::Sampled;
   std::string shard_weights;       // each rank's share: "" equal, "2,1,1", or "auto" (read bandwidth)
   bool check_ranks = false;        // compare every layer's hidden state across ranks
   bool timings = false;            // per-token Pred/Sync lines (rank 0)

@@ -13,6 +13,7 @@
 #include "model/model_fingerprint.h"
 #include "runtime/cost_calibration.h"
 #include "runtime/stop_signals.h"
+#include "runtime/stop_strings.h"
 #include "runtime/token_source.h"
 #include "tokenizer/printable_text.h"
 
@@ -97,15 +98,35 @@ auto with_timings(TokenSource& source, const std::function<StepCost()>& last_cos
 }  // namespace
 
 GenerationResult run_generation(TokenSource& source, const std::function<StepCost()>& last_cost,
-                                const GenerationOptions& gen, const std::string& timings_csv,
-                                const Tokenizer& tokenizer, const std::vector<int32_t>& prompt) {
+                                const GenerationOptions& gen, const std::vector<std::string>& stop,
+                                const std::string& timings_csv, const Tokenizer& tokenizer,
+                                const std::vector<int32_t>& prompt) {
   const StopSignals signals;
+  StopStrings stops(stop);
+  size_t kept = 0, through_stop = 0;  // tokens generated; those up to the one that completed a stop text
   GenerationOptions until_stopped = gen;
-  until_stopped.cancelled = [] { return StopSignals::caught() != 0; };
+  until_stopped.cancelled = [&] { return stops.matched() || StopSignals::caught() != 0; };
+  until_stopped.on_token = [&] {
+    ++kept;
+    if (gen.on_token) gen.on_token();
+  };
   GenerationResult result = with_timings(source, last_cost, timings_csv, false, [&](TokenSource& s) {
-    return generate(s, tokenizer, prompt, until_stopped, print_text);
+    return generate(s, tokenizer, prompt, until_stopped, [&](const std::string& text) {
+      const bool before = stops.matched();
+      print_text(stops.push(text));
+      if (!before && stops.matched()) through_stop = kept;
+    });
   });
-  if (result.stop_reason == "cancelled") result.stop_reason = StopSignals::caught() == SIGINT ? "Ctrl-C" : "SIGTERM";
+  print_text(stops.finish());
+  if (stops.matched()) {
+    // A speculative step may have accepted tokens past the one that completed the stop text:
+    // they are not part of the output, so that the sha256 is the same with and without --spec.
+    result.decode_tokens -= int(result.generated.size() - through_stop);
+    result.generated.resize(through_stop);
+    result.stop_reason = "stop string";
+  } else if (result.stop_reason == "cancelled") {
+    result.stop_reason = StopSignals::caught() == SIGINT ? "Ctrl-C" : "SIGTERM";
+  }
   return result;
 }
 
@@ -122,6 +143,7 @@ GenerationOptions generation_options(const RunOptions& o, const LoadedModel& mod
   gen.batch_size = o.batch_size;
   gen.sampler = o.sampler;
   gen.ignore_eos = o.ignore_eos;
+  if (o.constraint) gen.constraint = o.constraint(*model.tokenizer);
   if (!o.spec) return gen;
   gen.spec.enabled = true;
   gen.spec.max_draft = o.spec_max;
@@ -158,7 +180,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds, forward.kv_cache_bytes());
   const GenerationOptions gen = generation_options(o, model, source, 1, pool.size());
   if (o.session) return run_session(session, source, {}, o.timings_csv, model, n_ctx, gen);
-  print_summary(run_generation(source, {}, gen, o.timings_csv, *model.tokenizer, prompt));
+  print_summary(run_generation(source, {}, gen, o.stop, o.timings_csv, *model.tokenizer, prompt));
   return exit_status_after_signals();
 }
 

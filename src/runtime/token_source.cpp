@@ -23,20 +23,14 @@ std::vector<int32_t> LocalTokenSource::forward(const Batch& batch, const std::ve
   const int64_t V = model_.shard().vocab.size();
   std::vector<int32_t> picks;
   picks.reserve(samplers.size());
-  std::vector<float> penalised;
   for (int b = 0; b < batch.size(); ++b) {
     if (!batch.logits[size_t(b)]) continue;
-    const Sampler& sampler = *samplers[picks.size()];
     const float* row = logits.data() + int64_t(picks.size()) * V;
     const int pos = batch.positions[size_t(b)];
-    if (sampler.params().penalties.active()) {
-      // The slot holds the batch's tokens now: its history up to and with this entry's token.
-      penalised.assign(row, row + V);
-      apply_penalties(penalised.data(), V, 0, model_.cache().tokens(batch.seqs[size_t(b)]).data(), size_t(pos) + 1,
-                      sampler.params().penalties);
-      row = penalised.data();
-    }
-    picks.push_back(sampler.sample(row, V, pos + 1));
+    // The slot holds the batch's tokens now: its history up to and with this entry's token.
+    picks.push_back(samplers[picks.size()]->pick_from_row(row, V, pos + 1,
+                                                          model_.cache().tokens(batch.seqs[size_t(b)]).data(),
+                                                          size_t(pos) + 1));
   }
   return picks;
 }

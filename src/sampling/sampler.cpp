@@ -79,4 +79,46 @@ int32_t Sampler::sample_from(const std::vector<Candidate>& candidates, int64_t p
   return candidates[keep - 1].id;
 }
 
+namespace {
+
+// log-softmax at temperature 1 of the row: the chosen id's and the n most likely. Summed in double
+// in id order over r1pi's exp, so every platform and rank count gives the same figures.
+PickLogprobs logprobs_of(const float* logits, int64_t n, int32_t chosen, int n_probs) {
+  float top = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) top = std::max(top, logits[i]);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += logits[i] == -INFINITY ? 0.0 : double(expf_r1pi(logits[i] - top));
+  const double log_sum = std::log(sum);
+  auto logprob = [&](int32_t id) { return float(double(logits[id] - top) - log_sum); };
+  PickLogprobs out;
+  out.chosen = {chosen, logprob(chosen)};
+  for (const Candidate& c : top_candidates(logits, n, std::min<int64_t>(n_probs, n)))
+    if (int64_t(out.top.size()) < n_probs) out.top.push_back({c.id, logprob(c.id)});
+  return out;
+}
+
+}  // namespace
+
+int32_t Sampler::pick_from_row(const float* logits, int64_t n, int64_t position, const int32_t* history,
+                               size_t n_history) const {
+  std::vector<float> row;
+  if (params_.penalties.active() || !params_.logit_bias.empty() || allowed_) {
+    row.assign(logits, logits + n);
+    apply_penalties(row.data(), n, 0, history, n_history, params_.penalties);
+    for (const auto& [id, bias] : params_.logit_bias)
+      if (id >= 0 && id < n) row[size_t(id)] += bias;
+    logits = row.data();
+  }
+  // The model's weights for the report, before the grammar's cut.
+  std::vector<float> weighed;
+  if (logprobs_ && params_.n_probs >= 0 && allowed_) weighed.assign(logits, logits + n);
+  if (allowed_)
+    for (int64_t i = 0; i < n; ++i)
+      if (!mask_allows(*allowed_, int32_t(i))) row[size_t(i)] = -INFINITY;
+  const int32_t chosen = sample(logits, n, position);
+  if (logprobs_ && params_.n_probs >= 0)
+    *logprobs_ = logprobs_of(weighed.empty() ? logits : weighed.data(), n, chosen, params_.n_probs);
+  return chosen;
+}
+
 }  // namespace r1pi

@@ -8,6 +8,7 @@
 // their best candidates and the result stays exactly the single-rank one.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sampling/penalties.h"
@@ -21,7 +22,27 @@ struct SamplerParams {
   uint64_t seed = 0;
   float min_p = 0.0f;        // 0: off; else keep tokens at least min_p times the top token's probability
   PenaltyParams penalties{};  // applied to the logits first (off by default)
+  // Added to those ids' logits after the penalties (OpenAI's logit_bias; -inf: never).
+  std::vector<std::pair<int32_t, float>> logit_bias{};
+  int n_probs = -1;           // >= 0: report the pick's log-probability and this many alternatives
 };
+
+// A pick's log-probability and the most likely alternatives (OpenAI's logprobs): the softmax at
+// temperature 1 of the logits after penalties and logit_bias, before a grammar's mask and the
+// sampling's cuts, as the model weighs the tokens.
+struct TokenLogprob {
+  int32_t id;
+  float logprob;
+};
+struct PickLogprobs {
+  TokenLogprob chosen{};
+  std::vector<TokenLogprob> top;  // n_probs of them, most likely first (ties to the lower id)
+};
+
+// The ids a grammar allows at one step: bit id of words[id / 64]. Each row of a batch has its own
+// (a draft's rows continue the grammar along the draft).
+using TokenMask = std::vector<uint64_t>;
+inline bool mask_allows(const TokenMask& m, int32_t id) { return (m[size_t(id) >> 6] >> (id & 63)) & 1; }
 
 struct Candidate {
   float logit;
@@ -45,17 +66,30 @@ double uniform_at(uint64_t seed, int64_t position);
 
 class Sampler {
  public:
-  explicit Sampler(const SamplerParams& params) : params_(params) {}
+  // allowed: this row's grammar mask (null: every token); logprobs: where the pick's
+  // log-probabilities go when params.n_probs >= 0. Both must outlive the pick.
+  explicit Sampler(const SamplerParams& params, const TokenMask* allowed = nullptr, PickLogprobs* logprobs = nullptr)
+      : params_(params), allowed_(allowed), logprobs_(logprobs) {}
   const SamplerParams& params() const { return params_; }
   bool greedy() const { return params_.temperature <= 0.0f; }
+  // A bias, a mask or log-probabilities need the whole row in one place: a multi-rank source
+  // gathers such rows on rank 0 and picks there with pick_from_row(), as one rank would.
+  bool needs_whole_row() const { return allowed_ || !params_.logit_bias.empty() || params_.n_probs >= 0; }
   // Greedy or sampled choice, from a full row of logits, of the token at `position` (the absolute
   // position the chosen token will occupy).
   int32_t sample(const float* logits, int64_t n, int64_t position) const;
   // Temperature, top-p and the draw over candidates already in candidate order (top-k applied).
   int32_t sample_from(const std::vector<Candidate>& candidates, int64_t position) const;
+  // The whole pick from a whole row of raw logits (n: the vocabulary): penalties over the history
+  // (the sequence up to and with the token whose successor is picked), bias, log-probabilities,
+  // mask, then sample(). Every token source's pick for a row, so each gives the same ids.
+  int32_t pick_from_row(const float* logits, int64_t n, int64_t position, const int32_t* history,
+                        size_t n_history) const;
 
  private:
   SamplerParams params_;
+  const TokenMask* allowed_;
+  PickLogprobs* logprobs_;
 };
 
 }  // namespace r1pi

@@ -200,8 +200,9 @@ std::vector<float> gather_rows(const std::vector<float>& logits, const std::vect
 }
 
 // The picks of every row, greedy and sampled (on ranks other than 0, which draw nothing: samplers
-// is null there and the result empty). Rows that ask for the whole row are gathered into *rows_out
-// on rank 0 instead (a batch asks for picks or for rows, never both).
+// is null there and the result empty). Whole rows are gathered on rank 0: into *rows_out where the
+// caller asks for logits (no picks then), else picked there from the whole row (a logit bias, a
+// grammar's mask, log-probabilities: Sampler::needs_whole_row), exactly as one rank picks.
 std::vector<int32_t> pick(const std::vector<RowPick>& how, const std::vector<float>& model_logits,
                           const ModelForward& model, int n_ranks, const std::vector<const Sampler*>* samplers,
                           bool root, std::vector<float>* rows_out = nullptr) {
@@ -214,13 +215,22 @@ std::vector<int32_t> pick(const std::vector<RowPick>& how, const std::vector<flo
   std::vector<size_t> greedy, sampled, whole;
   for (size_t r = 0; r < how.size(); ++r)
     (how[r].mode == PickMode::Greedy ? greedy : how[r].mode == PickMode::Row ? whole : sampled).push_back(r);
-  if (!whole.empty()) {
-    if (whole.size() != how.size()) throw Error("internal error: a batch that asks for picks and rows");
-    std::vector<float> rows = gather_rows(logits, whole, V, shard, n_ranks, n_vocab, root);
-    if (rows_out) *rows_out = std::move(rows);
-    return {};
-  }
   std::vector<int32_t> picks(how.size());
+  if (!whole.empty()) {
+    std::vector<float> rows = gather_rows(logits, whole, V, shard, n_ranks, n_vocab, root);
+    if (rows_out) {
+      if (whole.size() != how.size()) throw Error("internal error: a batch that asks for picks and rows");
+      *rows_out = std::move(rows);
+      return {};
+    }
+    if (samplers)
+      for (size_t k = 0; k < whole.size(); ++k) {
+        const RowPick& row = how[whole[k]];
+        picks[whole[k]] = (*samplers)[whole[k]]->pick_from_row(rows.data() + k * size_t(n_vocab), n_vocab,
+                                                               row.position, model.cache().tokens(row.seq).data(),
+                                                               size_t(row.position));
+      }
+  }
   if (!greedy.empty()) {
     const std::vector<int32_t> g = pick_greedy(logits, greedy, V, shard);
     for (size_t k = 0; k < greedy.size(); ++k) picks[greedy[k]] = g[k];
@@ -301,12 +311,12 @@ std::vector<int32_t> RootTokenSource::forward(const Batch& batch, const std::vec
     e = {batch.tokens[i], batch.positions[i], uint16_t(batch.seqs[i]), PickMode::None, 0, 0};
     if (!batch.logits[i]) continue;
     const Sampler& s = *samplers[row++];
-    e.pick = s.greedy() ? PickMode::Greedy : PickMode::TopK;
+    e.pick = s.needs_whole_row() ? PickMode::Row : s.greedy() ? PickMode::Greedy : PickMode::TopK;
     // top_k <= 0 means every row: each rank then sends all of its rows. More than every row is
     // every row too: the cap keeps --top-k 10000000 from costing every rank memory for padding
     // (and the gather's int count from overflowing).
     const int top_k = s.params().top_k;
-    if (!s.greedy()) e.top_k = top_k > 0 ? std::min(top_k, n_vocab) : n_vocab;
+    if (e.pick == PickMode::TopK) e.top_k = top_k > 0 ? std::min(top_k, n_vocab) : n_vocab;
     if (s.params().penalties.active()) {
       e.penalties = s.params().penalties;
       e.penalties.last_n = std::min(e.penalties.last_n, model_.n_ctx());  // no history is longer
