@@ -1,6 +1,7 @@
 // What the terminal chat and the server take from the command line besides the run options.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "chat/chat_template.h"
 #include "runtime/generator.h"
@@ -9,8 +10,10 @@ namespace r1pi {
 
 struct ChatOptions {
   std::string template_name;     // --chat-template; empty: the model's (detect_chat_template)
+  std::string template_file;     // --chat-template-file: a Jinja template instead of the model's
   std::string system;            // --system: the system message of every conversation
   bool hide_think = false;       // --hide-think: the terminal chat does not show the reasoning
+  std::vector<std::string> stop;  // -r: the terminal chat's answers also end where one of these appears
   bool reasoning = true;         // --reasoning on|off: the template's enable_thinking (the server's
                                  // default for requests without chat_template_kwargs)
   bool temperature_given = false, top_p_given = false;  // else R1's recommended values apply

@@ -89,14 +89,23 @@ ChatTemplate detect_chat_template(const Tokenizer& tokenizer) {
 }
 
 bool known_chat_role(std::string_view role) {
-  return role == "system" || role == "user" || role == "assistant";
+  return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool";
 }
 
 std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking) {
-  for (const ChatMessage& m : messages)
-    if (!known_chat_role(m.role))
-      throw Error("unknown chat role '" + m.role + "' (give system, user or assistant)");
-  return row(t).render(messages, thinking);
+  // The named templates know three roles: a developer message is the system's (OpenAI's newer
+  // name for it); tool calls and results need the model's own template.
+  std::vector<ChatMessage> plain = messages;
+  for (ChatMessage& m : plain) {
+    if (m.role == "developer") m.role = "system";
+    if (m.role != "system" && m.role != "user" && m.role != "assistant")
+      throw Error("the " + chat_template_name(t) + " template has no '" + m.role +
+                  "' role (give system, user or assistant, or use the model's own template)");
+    if (!m.tool_calls.empty())
+      throw Error("the " + chat_template_name(t) + " template cannot show an assistant's tool calls "
+                  "(use the model's own template)");
+  }
+  return row(t).render(plain, thinking);
 }
 
 std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, const std::vector<ChatMessage>& messages,

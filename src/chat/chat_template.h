@@ -31,7 +31,7 @@ std::string chat_template_names();
 // "<|im_start|>" with "<think>" (Qwen3) or with Qwen2.5's default system message, "<|im_start|>".
 ChatTemplate detect_chat_template(const Tokenizer& tokenizer);
 
-// True when a role is one the templates render.
+// One of the roles a conversation may hold (OpenAI's): system, developer, user, assistant, tool.
 bool known_chat_role(std::string_view role);
 
 // The prompt for the messages, ending with the opening of the assistant's answer. Without BOS:

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "chat/stop_strings.h"
+#include "runtime/stop_strings.h"
 
 namespace r1pi {
 
@@ -39,6 +39,10 @@ Completion complete(TokenSource& source, const Tokenizer& tokenizer, const std::
   GenerationOptions options = settings.generation;
   options.reuse_cache = true;
   options.cancelled = [&] { return stops.matched() || (settings.cancelled && settings.cancelled()); };
+  options.on_logprobs = [&](const PickLogprobs& p) {
+    out.logprobs.push_back(p);
+    if (settings.on_logprobs) settings.on_logprobs(p);
+  };
   out.result = generate(source, tokenizer, prompt, options,
                         [&](const std::string& text) { deliver(split.push(stops.push(text))); });
   deliver(split.push(stops.finish()));

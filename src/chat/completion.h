@@ -17,6 +17,8 @@ struct CompletionSettings {
   std::vector<std::string> stop;   // stop strings, matched on the text
   ReasoningStart reasoning = ReasoningStart::None;  // how the answer splits (answer_start(), or None)
   std::function<bool()> cancelled; // asked before every token: a closed connection, Ctrl-C
+  // Each chosen token's log-probabilities as it comes (generation.sampler.n_probs >= 0).
+  std::function<void(const PickLogprobs&)> on_logprobs;
 };
 
 struct Completion {
@@ -26,6 +28,7 @@ struct Completion {
   std::string finish_reason;       // "stop" (end of turn, a stop string), "length" or "cancelled"
   int prompt_tokens = 0;
   int cached_tokens = 0;           // prompt tokens taken from the cache
+  std::vector<PickLogprobs> logprobs;  // each generated token's, when asked (sampler.n_probs >= 0)
   int completion_tokens() const { return int(result.generated.size()); }
 };
 

@@ -29,14 +29,14 @@ struct ApiRequest {
   std::string tool_choice_name;        // ToolChoice::Function's function
   bool parallel_tool_calls = true;
   std::string grammar;                 // GBNF the answer must match (grammar, or from a JSON schema)
-  nlohmann::json json_schema;          // the schema the grammar came from (null: none)
-  int top_logprobs = -1;               // logprobs: how many alternatives per token (-1: no logprobs)
-  std::vector<std::pair<int32_t, float>> logit_bias;  // added to those ids' logits
+  nlohmann::ordered_json json_schema;  // the schema the answer must match (null: none); in the
+                                       // order written, which the grammar's properties follow
   std::string user;                    // the prompt cache's scope within an API key (--cache-scope)
   std::string prompt;                  // completion
   bool parse_special = false;          // completion: the prompt may spell control tokens
   int max_tokens = -1;                 // max_tokens / max_completion_tokens; -1: until the end
-  SamplerParams sampler;               // seed resolved (random when not given)
+  SamplerParams sampler;               // seed resolved (random when not given); logit_bias and
+                                       // logprobs (n_probs) too
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;          // stream_options.include_usage

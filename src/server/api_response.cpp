@@ -62,11 +62,22 @@ json timings_json(const Completion& c, const ResponseId& id) {
           {"served_as", id.served}};
 }
 
-json response_json(const ApiRequest& r, const ResponseId& id, const Completion& c) {
+json response_json(const ApiRequest& r, const ResponseId& id, const Completion& c, const json& logprobs,
+                   const ParsedOutput* calls) {
   json out = envelope(r, id, false);
-  json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", openai_finish(c.finish_reason)}};
+  const bool called = calls && !calls->tool_calls.empty();
+  json choice = {{"index", 0}, {"logprobs", logprobs},
+                 {"finish_reason", called ? "tool_calls" : openai_finish(c.finish_reason)}};
   if (r.endpoint == Endpoint::Chat) {
-    json message = {{"role", "assistant"}, {"content", c.text.content}};
+    json message = {{"role", "assistant"}, {"content", calls ? calls->content : c.text.content}};
+    if (called) {
+      if (calls->content.empty()) message["content"] = nullptr;
+      json list = json::array();
+      for (const ToolCall& call : calls->tool_calls)
+        list.push_back({{"id", call.id}, {"type", "function"},
+                        {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+      message["tool_calls"] = list;
+    }
     if (!c.text.reasoning.empty()) message["reasoning_content"] = c.text.reasoning;
     choice["message"] = message;
   } else {
@@ -78,9 +89,10 @@ json response_json(const ApiRequest& r, const ResponseId& id, const Completion& 
   return out;
 }
 
-json chunk_json(const ApiRequest& r, const ResponseId& id, const TextParts& parts, const char* finish_reason) {
+json chunk_json(const ApiRequest& r, const ResponseId& id, const TextParts& parts, const char* finish_reason,
+                const json& logprobs) {
   json out = envelope(r, id, true);
-  json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_value(finish_reason)}};
+  json choice = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_value(finish_reason)}};
   if (r.endpoint == Endpoint::Chat) {
     json delta = json::object();
     if (!parts.reasoning.empty()) delta["reasoning_content"] = parts.reasoning;
@@ -90,6 +102,14 @@ json chunk_json(const ApiRequest& r, const ResponseId& id, const TextParts& part
     choice["text"] = parts.reasoning + parts.content;
   }
   out["choices"] = json::array({choice});
+  return out;
+}
+
+json delta_chunk_json(const ApiRequest& r, const ResponseId& id, const json& delta, const char* finish_reason,
+                      const json& logprobs) {
+  json out = envelope(r, id, true);
+  out["choices"] = json::array(
+      {{{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_value(finish_reason)}, {"delta", delta}}});
   return out;
 }
 

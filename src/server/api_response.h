@@ -7,6 +7,7 @@
 #include <string>
 
 #include "chat/completion.h"
+#include "chat/tool_call_parser.h"
 #include "server/api_request.h"
 
 namespace r1pi {
@@ -22,12 +23,19 @@ ResponseId new_response_id(Endpoint endpoint, const std::string& model);
 nlohmann::json usage_json(const Completion& c);
 nlohmann::json timings_json(const Completion& c, const ResponseId& id);
 
-// The whole answer of a request that did not stream.
-nlohmann::json response_json(const ApiRequest& r, const ResponseId& id, const Completion& c);
+// The whole answer of a request that did not stream; logprobs: the choice's (logprobs_json.h),
+// null when not asked.
+// calls: the answer read for tool calls (tool_call_parser.h) when the request offered tools: its
+// content and tool_calls replace the text's, and finish_reason is "tool_calls" when it has some.
+nlohmann::json response_json(const ApiRequest& r, const ResponseId& id, const Completion& c,
+                             const nlohmann::json& logprobs = nullptr, const ParsedOutput* calls = nullptr);
+// A chat stream's event with this delta (a tool call's piece: tool_call_parser.h's openai_delta).
+nlohmann::json delta_chunk_json(const ApiRequest& r, const ResponseId& id, const nlohmann::json& delta,
+                                const char* finish_reason = nullptr, const nlohmann::json& logprobs = nullptr);
 
-// One streamed event: a piece of text, or (with finish_reason) the last one.
+// One streamed event: a piece of text, or (with finish_reason) the last one; logprobs: its tokens'.
 nlohmann::json chunk_json(const ApiRequest& r, const ResponseId& id, const TextParts& parts,
-                          const char* finish_reason = nullptr);
+                          const char* finish_reason = nullptr, const nlohmann::json& logprobs = nullptr);
 // The chat stream's first event: the role, no text.
 nlohmann::json role_chunk_json(const ResponseId& id);
 // The stream's usage event (stream_options.include_usage): empty choices.

@@ -17,6 +17,10 @@
 #include "server/api_response.h"
 #include "server/chat_page.h"
 #include "server/client_connection.h"
+#include "server/logprobs_json.h"
+#include "server/anthropic_request.h"
+#include "server/anthropic_response.h"
+#include "server/completion_jobs.h"
 
 namespace r1pi {
 
@@ -79,20 +83,6 @@ std::string log_line(const httplib::Request& req, const httplib::Response& res, 
   return line;
 }
 
-std::vector<int32_t> prompt_of(const ApiContext& c, const ApiRequest& r) {
-  std::vector<int32_t> prompt = r.endpoint == Endpoint::Chat
-                                    ? encode_chat(c.tokenizer, c.chat_template, r.messages,
-                                                  r.enable_thinking.value_or(c.options.chat.reasoning))
-                                    : c.tokenizer.encode(r.prompt, c.tokenizer.add_bos(), true);
-  if (prompt.empty()) throw ApiError(400, "the prompt is empty");
-  if (prompt.size() >= size_t(c.n_ctx))
-    throw ApiError(400,
-                   "the prompt is " + std::to_string(prompt.size()) + " tokens and does not fit the context of " +
-                       std::to_string(c.n_ctx) + " tokens",
-                   "invalid_request_error", "context_length_exceeded");
-  return prompt;
-}
-
 // The job's place in the queue, known once the engine took it.
 ResponseId with_order(ResponseId id, const Job& job) {
   id.ticket = job.ticket;
@@ -104,14 +94,26 @@ ResponseId with_order(ResponseId id, const Job& job) {
 // connection meanwhile: a client that leaves ends its job before the next token (or before it
 // starts), and the answer then goes nowhere; /metrics counts it as 499 (nginx's "client closed
 // request"), not as served or as a server error.
-void answer_whole(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id) {
+// The choice's logprobs for these tokens (null when the request did not ask); offset: the answer's
+// bytes before them (a completion's text_offset).
+json logprobs_of(const Tokenizer& t, const ApiRequest& r, const std::vector<PickLogprobs>& picks, size_t offset = 0) {
+  if (r.sampler.n_probs < 0) return nullptr;
+  return r.endpoint == Endpoint::Chat ? chat_logprobs_json(t, picks) : completion_logprobs_json(t, picks, offset);
+}
+
+void answer_whole(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id, const Tokenizer& t,
+                  const ToolCallFormat& format) {
   for (;;) {
     Job::News news = job->wait();
     if (job->cancelled) return send_error(res, ApiError(499, "the client closed the connection"));
     if (!news.error.empty()) return send_error(res, ApiError(500, news.error, "server_error"));
     if (news.completion) {
       note_completion(*news.completion);
-      return send_json(res, 200, response_json(job->request, with_order(id, *job), *news.completion));
+      const Completion& c = *news.completion;
+      std::optional<ParsedOutput> calls;
+      if (offers_tools(job->request)) calls = parse_tool_calls(format, c.text.content, {}, job->request.tools);
+      return send_json(res, 200, response_json(job->request, with_order(id, *job), c, logprobs_of(t, job->request, c.logprobs),
+                                               calls ? &*calls : nullptr));
     }
   }
 }
@@ -119,9 +121,10 @@ void answer_whole(httplib::Response& res, const std::shared_ptr<Job>& job, const
 // Server-sent events as the text comes. A client that goes away is seen by the engine before its
 // next token (the job watches the connection); a write that fails, or events that could not all be
 // sent (the connection ended before the first), cancel the job as well.
-void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id) {
+void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id,
+                     const Tokenizer& t, const ToolCallFormat& format) {
   res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider("text/event-stream", [job, id](size_t, httplib::DataSink& sink) {
+  res.set_chunked_content_provider("text/event-stream", [job, id, &t, format](size_t, httplib::DataSink& sink) {
     auto send = [&](const std::string& event) {
       if (sink.write(event.data(), event.size())) return true;
       job->cancelled = true;
@@ -129,10 +132,32 @@ void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, co
     };
     const ApiRequest& r = job->request;
     if (r.endpoint == Endpoint::Chat && !send(sse_event(role_chunk_json(id)))) return false;
+    size_t sent_bytes = 0;  // the answer's so far (a completion's logprobs count offsets in it)
+    std::optional<ToolCallStream> calls;
+    bool called = false;
+    if (offers_tools(r)) calls.emplace(format, CallIdGenerator{}, r.tools);
     for (;;) {
       Job::News news = job->wait();
-      for (const TextParts& piece : news.pieces)
-        if (!send(sse_event(chunk_json(r, id, piece)))) return false;
+      // The tokens' logprobs go with the first piece of text after them (or alone, before the end).
+      json logprobs = news.logprobs.empty() ? json() : logprobs_of(t, r, news.logprobs, sent_bytes);
+      for (const PickLogprobs& p : news.logprobs) sent_bytes += t.token_bytes(p.chosen.id).size();
+      for (const TextParts& piece : news.pieces) {
+        if (calls) {
+          // The content goes through the tool-call reader: text, or a call's pieces.
+          if (!piece.reasoning.empty() && !send(sse_event(chunk_json(r, id, {piece.reasoning, ""}, nullptr, logprobs))))
+            return false;
+          for (const ToolCallDelta& d : calls->push(piece.content)) {
+            called = called || d.kind == ToolCallDelta::Kind::CallStart;
+            if (!send(sse_event(delta_chunk_json(r, id, openai_delta(d), nullptr, logprobs)))) return false;
+            logprobs = nullptr;
+          }
+          if (!piece.reasoning.empty()) logprobs = nullptr;
+          continue;
+        }
+        if (!send(sse_event(chunk_json(r, id, piece, nullptr, logprobs)))) return false;
+        logprobs = nullptr;
+      }
+      if (!logprobs.is_null() && !send(sse_event(chunk_json(r, id, {}, nullptr, logprobs)))) return false;
       if (!news.error.empty()) {
         send(sse_event(error_body(news.error, "server_error", "")));
         break;
@@ -140,7 +165,13 @@ void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, co
       if (news.completion) {
         const Completion& c = *news.completion;
         note_completion(c);
-        if (!send(sse_event(chunk_json(r, id, {}, c.finish_reason == "length" ? "length" : "stop")))) return false;
+        if (calls)
+          for (const ToolCallDelta& d : calls->finish()) {
+            called = called || d.kind == ToolCallDelta::Kind::CallStart;
+            if (!send(sse_event(delta_chunk_json(r, id, openai_delta(d))))) return false;
+          }
+        const char* finish = called ? "tool_calls" : c.finish_reason == "length" ? "length" : "stop";
+        if (!send(sse_event(chunk_json(r, id, {}, finish)))) return false;
         if (r.include_usage && !send(sse_event(usage_chunk_json(r, with_order(id, *job), c)))) return false;
         break;
       }
@@ -153,20 +184,125 @@ void answer_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, co
   });
 }
 
-void handle_completion(const ApiContext& c, Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
-  const ApiRequest request = parse_api_request(endpoint, req.body, c.default_sampler);
-  auto job = std::make_shared<Job>(request, prompt_of(c, request), ClientConnection(HttpServer::current_socket()));
+// The request's job, queued (503 when the queue is full).
+std::shared_ptr<Job> queue_job(const ApiContext& c, const ApiRequest& request, httplib::Response& res) {
+  auto job = make_job(c, request, ClientConnection(HttpServer::current_socket()));
   t_note.prompt = long(job->prompt.size());
   if (!c.queue.push(job)) {
     res.set_header("Retry-After", "1");
     throw ApiError(503, "the server is busy: " + std::to_string(c.options.queue_size) + " requests are queued",
                    "server_error", "queue_full");
   }
+  return job;
+}
+
+void handle_completion(const ApiContext& c, Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+  const ApiRequest request = parse_api_request(endpoint, req.body, c.default_sampler);
+  auto job = queue_job(c, request, res);
   const ResponseId id = new_response_id(endpoint, c.options.model_name);
   t_note.id = id.id;
   t_note.ticket = job->ticket;
-  if (request.stream) answer_streamed(res, job, id);
-  else answer_whole(res, job, id);
+  if (request.stream) answer_streamed(res, job, id, c.tokenizer, c.format.tool_calls);
+  else answer_whole(res, job, id, c.tokenizer, c.format.tool_calls);
+}
+
+// ---- Anthropic's Messages API: the same jobs, answered in its shapes ----
+
+void answer_message_whole(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id,
+                          const ToolCallFormat& format) {
+  for (;;) {
+    Job::News news = job->wait();
+    if (job->cancelled) throw ApiError(499, "the client closed the connection");
+    if (!news.error.empty()) throw ApiError(500, news.error, "server_error");
+    if (!news.completion) continue;
+    Completion c = *news.completion;
+    note_completion(c);
+    AnthropicEnding ending;
+    if (offers_tools(job->request)) {
+      ParsedOutput parsed = parse_tool_calls(format, c.text.content, {}, job->request.tools);
+      c.text.content = parsed.content;
+      ending.tool_calls = std::move(parsed.tool_calls);
+    }
+    res.status = 200;
+    res.set_content(json_text(anthropic_message_json(with_order(id, *job), c, ending)), "application/json");
+    return;
+  }
+}
+
+void answer_message_streamed(httplib::Response& res, const std::shared_ptr<Job>& job, const ResponseId& id,
+                             const ToolCallFormat& format) {
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider("text/event-stream", [job, id, format](size_t, httplib::DataSink& sink) {
+    auto send = [&](const std::string& events) {
+      if (events.empty() || sink.write(events.data(), events.size())) return true;
+      job->cancelled = true;
+      return false;
+    };
+    AnthropicStream stream(id, int(job->prompt.size()));
+    std::optional<ToolCallStream> calls;
+    if (offers_tools(job->request)) calls.emplace(format, CallIdGenerator{}, job->request.tools);
+    ParsedOutput parsed;
+    // The answer's text through the tool-call reader: its content deltas stream as text, the calls
+    // come whole at the end (tool_use blocks).
+    auto text_of = [&](const std::vector<ToolCallDelta>& deltas) {
+      std::string text;
+      for (const ToolCallDelta& d : deltas) {
+        apply_delta(parsed, d);
+        if (d.kind == ToolCallDelta::Kind::Content) text += d.text;
+      }
+      return text;
+    };
+    if (!send(stream.start())) return false;
+    for (;;) {
+      Job::News news = job->wait();
+      for (TextParts piece : news.pieces) {
+        if (calls) piece.content = text_of(calls->push(piece.content));
+        if (!send(stream.push(piece))) return false;
+      }
+      if (!news.error.empty()) {
+        send(AnthropicStream::error(ApiError(500, news.error, "server_error")));
+        break;
+      }
+      if (news.completion) {
+        const Completion& c = *news.completion;
+        note_completion(c);
+        if (calls && !send(stream.push({"", text_of(calls->finish())}))) return false;
+        AnthropicEnding ending;
+        ending.tool_calls = parsed.tool_calls;
+        try {
+          if (!send(stream.finish(c, ending))) return false;
+        } catch (const ApiError& e) {
+          send(AnthropicStream::error(e));
+        }
+        break;
+      }
+    }
+    sink.done();
+    return true;
+  }, [job](bool sent) {
+    if (!sent) job->cancelled = true;
+  });
+}
+
+void handle_messages(const ApiContext& c, const httplib::Request& req, httplib::Response& res) {
+  const ApiRequest request = parse_anthropic_request(AnthropicRoute::Messages, req.body, c.default_sampler);
+  auto job = queue_job(c, request, res);
+  const ResponseId id = new_message_id(c.options.model_name);
+  t_note.id = id.id;
+  t_note.ticket = job->ticket;
+  if (request.stream) answer_message_streamed(res, job, id, c.format.tool_calls);
+  else answer_message_whole(res, job, id, c.format.tool_calls);
+}
+
+void handle_count_tokens(const ApiContext& c, const httplib::Request& req, httplib::Response& res) {
+  const ApiRequest request = parse_anthropic_request(AnthropicRoute::CountTokens, req.body, c.default_sampler);
+  res.set_content(json_text(count_tokens_json(prompt_of(c, request).size())), "application/json");
+}
+
+// POST /apply-template: the prompt a chat request renders to, as llama-server's route answers.
+void handle_apply_template(const ApiContext& c, const httplib::Request& req, httplib::Response& res) {
+  const ApiRequest request = parse_api_request(Endpoint::Chat, req.body, c.default_sampler);
+  send_json(res, 200, {{"prompt", rendered_prompt(c, request)}});
 }
 
 json body_object(const httplib::Request& req) {
@@ -289,6 +425,25 @@ constexpr const char* kFavicon =
     "<path d=\"M3 5h10M6 5v7M10 5v5.5q0 1.5 1.5 1.5\" stroke=\"#fff\" stroke-width=\"2\" fill=\"none\"/>"
     "</svg>";
 
+// Runs an Anthropic route's handler, turning what it throws into Anthropic's error shape.
+HttpServer::Handler guarded_anthropic(std::function<void(const httplib::Request&, httplib::Response&)> handler) {
+  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    auto fail = [&](const ApiError& e) {
+      res.status = e.status;
+      res.set_content(json_text(anthropic_error_body(e)), "application/json");
+    };
+    try {
+      handler(req, res);
+    } catch (const ApiError& e) {
+      fail(e);
+    } catch (const Error& e) {
+      fail(ApiError(400, e.what()));
+    } catch (const std::exception& e) {
+      fail(ApiError(500, e.what(), "server_error"));
+    }
+  };
+}
+
 // Runs a handler, turning what it throws into OpenAI's error shape.
 HttpServer::Handler guarded(std::function<void(const httplib::Request&, httplib::Response&)> handler) {
   return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
@@ -331,6 +486,7 @@ class BackgroundThreadPool : public httplib::TaskQueue {
 HttpLimits http_limits(const ServeOptions& options) {
   HttpLimits l;
   l.max_body_bytes = options.max_body_bytes;
+  l.max_connections_per_address = options.max_connections_per_address;
   l.read_timeout_seconds = options.read_timeout_seconds;
   l.write_timeout_seconds = options.read_timeout_seconds;
   // A worker per queued request (each holds one while it waits), and 8 for everything else.
@@ -346,7 +502,8 @@ void add_api_routes(HttpServer& http, const ApiContext& c) {
     if (c.options.api_key.empty() || req.path == "/" || req.path == "/health" || req.path == "/favicon.ico" ||
         req.path == "/favicon.svg")
       return false;
-    if (api_key_matches(req.get_header_value("Authorization"), c.options.api_key)) return false;
+    if (api_key_accepted(req.get_header_value("Authorization"), req.get_header_value("x-api-key"), c.options.api_key))
+      return false;
     send_json(res, 401, error_body("invalid API key (give it as Authorization: Bearer KEY)",
                                    "invalid_request_error", "invalid_api_key"));
     return true;
@@ -371,6 +528,10 @@ void add_api_routes(HttpServer& http, const ApiContext& c) {
   http.post("/v1/completions", guarded([&c](const auto& req, auto& res) {
     handle_completion(c, Endpoint::Completion, req, res);
   }));
+  http.post("/v1/messages", guarded_anthropic([&c](const auto& req, auto& res) { handle_messages(c, req, res); }));
+  http.post("/v1/messages/count_tokens",
+            guarded_anthropic([&c](const auto& req, auto& res) { handle_count_tokens(c, req, res); }));
+  http.post("/apply-template", guarded([&c](const auto& req, auto& res) { handle_apply_template(c, req, res); }));
   http.post("/tokenize", guarded([&c](const auto& req, auto& res) { handle_tokenize(c, req, res); }));
   http.post("/detokenize", guarded([&c](const auto& req, auto& res) { handle_detokenize(c, req, res); }));
   http.get("/v1/models", [&c](const httplib::Request&, httplib::Response& res) {

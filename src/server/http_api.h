@@ -2,6 +2,7 @@
 // /v1/completions and /v1/models, /health, /metrics, /tokenize, /detokenize and the chat page
 // at /. Completions are queued for the engine (JobQueue); everything else is answered here.
 #pragma once
+#include "chat/chat_format.h"
 #include "chat/chat_template.h"
 #include "server/job_queue.h"
 #include "server/metrics.h"
@@ -16,6 +17,7 @@ struct ApiContext {
   const Tokenizer& tokenizer;
   const ServeOptions& options;
   ChatTemplate chat_template;
+  const ChatFormat& format;      // the prompt's template and the tool-call syntax
   SamplerParams default_sampler;
   int n_ctx;
   JobQueue& queue;

@@ -15,6 +15,11 @@ void Job::add(const TextParts& parts) {
   news_.notify_all();
 }
 
+void Job::add_logprobs(const PickLogprobs& p) {
+  std::lock_guard lock(mutex_);
+  logprobs_.push_back(p);  // the text the token makes, or the end, wakes the reader
+}
+
 void Job::finish(Completion completion) {
   std::lock_guard lock(mutex_);
   completion_ = std::move(completion);
@@ -32,6 +37,7 @@ Job::News Job::wait() {
   news_.wait(lock, [&] { return !pieces_.empty() || completion_ || !error_.empty(); });
   News news;
   news.pieces.swap(pieces_);
+  news.logprobs.swap(logprobs_);
   news.completion = completion_;
   news.error = error_;
   return news;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chat/completion.h"
+#include "sampling/token_constraint.h"
 #include "server/api_request.h"
 #include "server/client_connection.h"
 
@@ -25,6 +26,8 @@ class Job {
       : request(std::move(request)), prompt(std::move(prompt)), connection_(connection) {}
   const ApiRequest request;
   const std::vector<int32_t> prompt;
+  // The rule the answer must follow (request_constraint.h), set before the job is queued; null: free.
+  std::shared_ptr<const TokenConstraint> constraint;
   // The client went away (a failed write, an answer that could not be sent): stop at the next token.
   // The HTTP side sets it before it lets the connection go.
   std::atomic<bool> cancelled{false};
@@ -37,12 +40,14 @@ class Job {
 
   // ---- the engine's side ----
   void add(const TextParts& parts);
+  void add_logprobs(const PickLogprobs& p);  // a token's, before its text (if it makes any)
   void finish(Completion completion);
   void fail(const std::string& message);
 
   // ---- the HTTP side: waits until there is news, then takes it ----
   struct News {
     std::vector<TextParts> pieces;
+    std::vector<PickLogprobs> logprobs;    // the tokens' since the last news
     std::optional<Completion> completion;  // set once, with the last pieces
     std::string error;                     // the generation failed
   };
@@ -52,6 +57,7 @@ class Job {
   std::mutex mutex_;
   std::condition_variable news_;
   std::vector<TextParts> pieces_;
+  std::vector<PickLogprobs> logprobs_;
   std::optional<Completion> completion_;
   std::string error_;
   const ClientConnection connection_;

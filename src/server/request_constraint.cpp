@@ -1,0 +1,114 @@
+#include "server/request_constraint.h"
+
+#include <cctype>
+#include <set>
+
+#include "chat/grammar_constraint.h"
+#include "common/error.h"
+#include "grammar/gbnf_parser.h"
+#include "grammar/gbnf_text.h"
+#include "grammar/json_schema_grammar.h"
+#include "server/api_error.h"
+
+namespace r1pi {
+
+namespace {
+
+bool name_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_'; }
+
+// GBNF text whose rules are renamed prefix + name (references too), so that several grammars can
+// live in one: the JSON Schema converter writes one rule per line, "name ::= body".
+std::string prefixed(const std::string& gbnf, const std::string& prefix) {
+  std::set<std::string> names;
+  for (size_t line = 0; line < gbnf.size();) {
+    const size_t end = gbnf.find(" ::= ", line);
+    const size_t eol = gbnf.find('\n', line);
+    if (end != std::string::npos && end < eol) names.insert(gbnf.substr(line, end - line));
+    line = eol == std::string::npos ? gbnf.size() : eol + 1;
+  }
+  std::string out;
+  for (size_t i = 0; i < gbnf.size();) {
+    const char ch = gbnf[i];
+    if (ch == '"' || ch == '[') {  // a literal or a class: copied as it is, escapes included
+      const char close = ch == '"' ? '"' : ']';
+      size_t j = i + 1;
+      while (j < gbnf.size() && gbnf[j] != close) j += gbnf[j] == '\\' ? 2 : 1;
+      out.append(gbnf, i, j + 1 - i);
+      i = j + 1;
+    } else if (name_char(ch)) {
+      size_t j = i;
+      while (j < gbnf.size() && name_char(gbnf[j])) ++j;
+      const std::string word = gbnf.substr(i, j - i);
+      out += names.count(word) ? prefix + word : word;
+      i = j;
+    } else {
+      out += ch;
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string tool_name(const nlohmann::ordered_json& tool) {
+  const nlohmann::ordered_json& f = tool.contains("function") ? tool["function"] : tool;
+  return f.value("name", "");
+}
+
+}  // namespace
+
+std::string tool_call_gbnf(const ApiRequest& r, const ToolCallFormat& format) {
+  if (format.syntax == ToolCallSyntax::QwenXml)
+    throw ApiError(400, "'tool_choice' " + std::string(r.tool_choice == ToolChoice::Required ? "required" : "naming a function") +
+                            " is not supported for the " + std::string(format.name) +
+                            " call syntax (its parameters are XML): use auto");
+  const ToolCallLayout layout = tool_call_layout(format, r.parallel_tool_calls);
+  std::string calls, rules;
+  int k = 0;
+  for (const nlohmann::ordered_json& tool : r.tools) {
+    if (r.tool_choice == ToolChoice::Function && tool_name(tool) != r.tool_choice_name) continue;
+    const ToolCallShape shape = tool_call_shape(format, tool);
+    const std::string prefix = "t" + std::to_string(k++) + "-";
+    try {
+      rules += prefixed(json_schema_to_gbnf(shape.schema), prefix);
+    } catch (const Error& e) {
+      throw ApiError(400, "'tools' (" + tool_name(tool) + ".parameters): " + e.what());
+    }
+    calls += std::string(calls.empty() ? "" : " | ") + "(" + (shape.open.empty() ? "" : gbnf_literal(shape.open) + " ") +
+             prefix + "root" + (shape.close.empty() ? "" : " " + gbnf_literal(shape.close)) + ")";
+  }
+  auto literal = [](const std::string& text) { return text.empty() ? std::string() : gbnf_literal(text) + " "; };
+  std::string root = "root ::= " + literal(layout.before) + "call ";
+  if (layout.parallel) root += "(" + (layout.between.empty() ? std::string() : literal(layout.between)) + "call)* ";
+  root += literal(layout.after) + "\n";
+  return root + "call ::= " + calls + "\n" + rules;
+}
+
+std::shared_ptr<const TokenConstraint> request_constraint(const ApiRequest& r, const Tokenizer& tokenizer,
+                                                          ReasoningStart start, const ToolCallFormat& format) {
+  std::shared_ptr<const Grammar> grammar;
+  if (!r.grammar.empty()) {
+    try {
+      grammar = parse_gbnf(r.grammar);
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("'grammar': ") + e.what());
+    }
+  } else if (!r.json_schema.is_null()) {
+    try {
+      grammar = json_schema_grammar(r.json_schema);
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("'response_format' (json_schema): ") + e.what());
+    }
+  } else if (r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Function) {
+    const std::string gbnf = tool_call_gbnf(r, format);
+    try {
+      grammar = parse_gbnf(gbnf);
+    } catch (const Error& e) {
+      throw ApiError(400, std::string("'tools': their call grammar: ") + e.what());
+    }
+  } else {
+    return nullptr;
+  }
+  return std::make_shared<GrammarConstraint>(grammar, token_trie_of(tokenizer), start);
+}
+
+}  // namespace r1pi
