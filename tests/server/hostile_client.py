@@ -16,7 +16,7 @@ import time
 PORT = int(sys.argv[1])
 NAME = "server_hostile"
 BOUND = 10.0  # seconds: "answered at all", on a busy machine
-PER_ADDRESS = 32  # the server's default --max-connections-per-address
+PER_ADDRESS = int(os.environ.get("PER_ADDRESS", 32))  # the server's --max-connections-per-address
 BUDGET = 64 << 20  # the bytes requests being received may hold, all together (http_server.h)
 failures = []
 
@@ -106,7 +106,7 @@ COMPLETION = {"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0}
 
 def spread(i, first=10):
     """The loopback address of the i-th of many connections: PER_ADDRESS - 2 on each."""
-    return f"127.0.{first + i // (PER_ADDRESS - 2) // 256}.{1 + i // (PER_ADDRESS - 2) % 250}"
+    return f"127.0.{first + i // (PER_ADDRESS - 2) // 250}.{1 + i // (PER_ADDRESS - 2) % 250}"
 
 
 def idle_connections(n=1000):

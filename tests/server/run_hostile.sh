@@ -14,6 +14,11 @@ stop_and_check hostile 1
 start_server small_queue 1 -m "$model" --queue-size 4
 python3 "$R1PI_SOURCE_DIR/tests/server/hostile_client.py" "$PORT" burst || die "hostile_client.py burst failed"
 stop_and_check small_queue 1
+# --max-connections-per-address: the cap moves with it.
+start_server per_address 1 -m "$model" --max-connections-per-address 3
+PER_ADDRESS=3 python3 "$R1PI_SOURCE_DIR/tests/server/hostile_client.py" "$PORT" per_address_cap ||
+  die "hostile_client.py per_address_cap failed"
+stop_and_check per_address 1
 
 # refused_start WHAT WANT ARGS...: r1pi exits non-zero without listening, saying WANT (a regex).
 refused_start() {
