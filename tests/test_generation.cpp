@@ -7,6 +7,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "common/backslash_escapes.h"
 #include "common/error.h"
 #include "common/token_hash.h"
 #include "ggml/fp16.h"
@@ -478,6 +481,123 @@ TEST(Cli, ClusteredShortFlagsAreRefusedNamingThem) {
   // An option's value is its own, whatever it looks like; negative numbers are values.
   const test::CommandResult r = test::run_command(r1pi() + " -m " + tiny_model() + " -p -ngl -n -1 -c 8 -t 1 --temp 0");
   EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// llama-cli's -s is --seed, llama-server's -np is --parallel (which needs --serve).
+TEST(Cli, SeedAndParallelHaveLlamaCppsShortNames) {
+  const std::string run = r1pi() + " -m " + tiny_model() + " -p hi -n 8 -t 1 --temp 1.5";
+  const test::CommandResult s = test::run_command(run + " -s 7");
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find("seed 7,"), std::string::npos) << s.output;
+  EXPECT_EQ(sha256_line(s.output), sha256_line(test::run_command(run + " --seed 7").output));
+  EXPECT_NE(sha256_line(s.output), "");
+  expect_error("-m " + tiny_model() + " -p hi -np 2", "--parallel 2 serves several requests at once");
+}
+
+// --jinja is what r1pi does anyway: a note. -hf would download inside r1pi, --no-jinja means
+// llama.cpp's built-in templates: each refused with what to run instead.
+TEST(Cli, JinjaIsANoteAndHfAndNoJinjaSayWhatToRun) {
+  const std::string run = r1pi() + " -m " + tiny_model() + " -p hi -n 4 -t 1 --temp 0";
+  const test::CommandResult jinja = test::run_command(run + " --jinja");
+  ASSERT_EQ(jinja.exit_code, 0) << jinja.output;
+  EXPECT_NE(jinja.output.find("note: --jinja ignored: r1pi renders the model's own Jinja chat template by default"),
+            std::string::npos) << jinja.output;
+  EXPECT_EQ(sha256_line(jinja.output), sha256_line(test::run_command(run).output));
+  expect_error("-hf bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_0 -p hi",
+               "error: -hf bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_0: r1pi does not download models: "
+               "`r1pi-model pull bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_0` fetches the GGUF and prints its "
+               "path, then run r1pi -m PATH");
+  expect_error("-p hi --hf-repo=a/b", "`r1pi-model pull a/b`");
+  expect_error("-p hi -hfr a/b", "`r1pi-model pull a/b`");
+  expect_error("-m " + tiny_model() + " --chat --no-jinja",
+               "error: --no-jinja: r1pi renders the model's own Jinja chat template; --chat-template NAME picks");
+}
+
+// What a command prints on stdout alone.
+std::string stdout_of(const std::string& command) { return test::run_command("(" + command + " 2>/dev/null)").output; }
+
+// The first run of `length` letters or digits in text after its first byte ("" if none): a stop
+// text that the shell passes as it is, taken from what the random tiny model writes.
+std::string alnum_run(const std::string& text, size_t length) {
+  for (size_t i = 1; i + length <= text.size(); ++i)
+    if (std::all_of(text.begin() + i, text.begin() + i + length, [](char c) { return std::isalnum((unsigned char)c); }))
+      return text.substr(i, length);
+  return "";
+}
+
+// -r ends -p generation where its text appears: the text printed stops before it, and the ids are
+// those up to the token that completed it (the same sha256 as a run of just that many tokens), with
+// --spec too (a step may verify drafts past the stop). Repeatable: the first text to appear ends it.
+TEST(Cli, ReversePromptEndsGenerationAtItsText) {
+  const std::string run = r1pi() + " -m " + tiny_model() +
+                          " -p 'the the the the the the' --ignore-eos -t 1 --temp 0";
+  const std::string text = stdout_of(run + " -n 200");
+  const std::string stop = alnum_run(text, 3);
+  ASSERT_NE(stop, "") << text;
+  const test::CommandResult r = test::run_command(run + " -n 200 -r " + stop + " -r never-written");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(generated: (\d+) tokens \(stop: stop string\))"))) << r.output;
+  EXPECT_EQ(sha256_line(r.output), sha256_line(test::run_command(run + " -n " + m[1].str()).output));
+  EXPECT_EQ(stdout_of(run + " -n 200 -r " + stop), text.substr(0, text.find(stop)) + "\n");
+  // Stop texts in the repeating tail, where drafts are accepted up to and past them.
+  const std::string flat = test::scratch_dir("cli-reverse-prompt") + "/flat.txt";
+  std::ofstream(flat) << "1 1\n2 1\n3 1\n4 1\n5 1\n6 1\n7 1\n8 1\n9 1\n";
+  int tried = 0;
+  for (size_t i = text.size() / 2; i + 1 < text.size(); ++i) {
+    const std::string tail_stop = text.substr(i, 2);
+    if (alnum_run(" " + tail_stop, 2).empty()) continue;
+    ++tried;
+    const std::string plain = sha256_line(test::run_command(run + " -n 200 -r " + tail_stop).output);
+    const test::CommandResult spec = test::run_command(run + " -n 200 -r " + tail_stop + " --spec --spec-cost " + flat);
+    EXPECT_EQ(sha256_line(spec.output), plain) << tail_stop << "\n" << spec.output;
+    EXPECT_NE(spec.output.find("(stop: stop string)"), std::string::npos) << spec.output;
+  }
+  EXPECT_GT(tried, 0) << text;
+  expect_error("-m " + tiny_model() + " -p hi -r ''", "-r/--reverse-prompt \"\": give the text");
+  expect_error("-m " + tiny_model() + " --serve -r x", "-r/--reverse-prompt is for -p and --chat");
+}
+
+// In the terminal chat -r ends an answer as the template's end of turn does (finish: stop); -e
+// reads its \xHH.
+TEST(Cli, ReversePromptEndsAChatAnswer) {
+  const std::string chat = "printf 'hi\\n/stats\\n' | " + r1pi() + " -m " + tiny_model() +
+                           " --chat --chat-template qwen3 -n 24 -t 1 --temp 0";
+  const std::string answer = stdout_of(chat);
+  const std::string stop = alnum_run(answer, 1);
+  ASSERT_NE(stop, "") << answer;
+  char escaped[16];
+  std::snprintf(escaped, sizeof escaped, "'\\x%02x'", (unsigned char)stop[0]);
+  const test::CommandResult r = test::run_command(chat + " -e -r " + escaped);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(answer \d+ tokens .*finish: stop)"))) << r.output;
+  EXPECT_EQ(stdout_of(chat + " -r " + stop), answer.substr(0, answer.find(stop)) + "\n");
+}
+
+// -e reads the prompt's escapes as llama.cpp does: "\n" typed is the newline's tokens, \x41 is A.
+TEST(Cli, EscapeReadsThePromptsBackslashes) {
+  const std::string run = r1pi() + " -m " + tiny_model() + " -n 4 -t 1 --temp 0 -p ";
+  auto prefill = [](const std::string& output) {
+    std::smatch m;
+    return std::regex_search(output, m, std::regex(R"(prefill: (\d+) tokens)")) ? std::stoi(m[1]) : -1;
+  };
+  const test::CommandResult typed = test::run_command(run + "'a\\nb'");
+  const test::CommandResult escaped = test::run_command(run + "'a\\nb' -e");
+  const test::CommandResult newline = test::run_command(run + "\"$(printf 'a\\nb')\"");
+  EXPECT_EQ(sha256_line(escaped.output), sha256_line(newline.output)) << escaped.output;
+  EXPECT_EQ(prefill(escaped.output), prefill(newline.output)) << escaped.output;
+  EXPECT_EQ(prefill(typed.output), prefill(escaped.output) + 1) << typed.output;  // '\\' 'n' against '\n'
+  EXPECT_EQ(sha256_line(test::run_command(run + "'\\x41' -e").output), sha256_line(test::run_command(run + "A").output));
+  EXPECT_EQ(sha256_line(test::run_command(run + "'a\\nb' -e --no-escape").output), sha256_line(typed.output));
+}
+
+TEST(Cli, BackslashEscapesAreLlamaCpps) {
+  EXPECT_EQ(backslash_escapes(R"(a\nb\tc\rd\\e\"f\'g)"), "a\nb\tc\rd\\e\"f'g");
+  EXPECT_EQ(backslash_escapes(R"(\x41\x7a\xFF\x0a)"), "Az\xff\n");
+  EXPECT_EQ(backslash_escapes(R"(\\n)"), "\\n");
+  // Not escapes: kept as written.
+  for (const char* kept : {R"(\q)", R"(\x4)", R"(\x4 )", R"(\xg1)", R"(end\)", R"(\)", ""})
+    EXPECT_EQ(backslash_escapes(kept), kept);
 }
 
 // Ctrl-C in a plain run prints the summary of what was generated, then exits 130. A background

@@ -18,6 +18,7 @@ struct Alias {
 constexpr Alias kAliases[] = {
     {"-cnv", "--chat"},   {"--conversation", "--chat"}, {"-sys", "--system"},
     {"--system-prompt", "--system"}, {"-ctk", "--kv-type"}, {"--cache-type-k", "--kv-type"},
+    {"-s", "--seed"},     {"-np", "--parallel"},
 };
 
 // llama.cpp flags with no meaning here: accepted, with the reason in a note.
@@ -34,6 +35,29 @@ const std::vector<Ignored> kIgnored = {
      "r1pi's attention already reads each KV head once for all its query heads"},
     {{"--mlock"}, Takes::Nothing, "r1pi does not lock its weights in memory"},
     {{"--no-mmap"}, Takes::Nothing, "r1pi already copies each rank's slices into its own memory"},
+    {{"--jinja"}, Takes::Nothing,
+     "r1pi renders the model's own Jinja chat template by default (--chat-template-file F renders another)"},
+};
+
+// llama.cpp flags r1pi refuses, each with what to do instead (given the flag's value).
+struct Refused {
+  std::vector<const char*> names;
+  Takes takes;
+  std::string (*instead)(const std::string& value);
+};
+const std::vector<Refused> kRefused = {
+    // Downloading is r1pi-model's: on a cluster every rank would fetch gigabytes, and a run should
+    // not reach the network unasked.
+    {{"-hf", "-hfr", "--hf-repo"}, Takes::Value,
+     [](const std::string& repo) {
+       return "r1pi does not download models: `r1pi-model pull " + (repo.empty() ? "OWNER/NAME[:QUANT]" : repo) +
+              "` fetches the GGUF and prints its path, then run r1pi -m PATH";
+     }},
+    {{"--no-jinja"}, Takes::Nothing,
+     [](const std::string&) {
+       return std::string("r1pi renders the model's own Jinja chat template; "
+                          "--chat-template NAME picks a built-in one instead (r1pi --help names them)");
+     }},
 };
 
 bool is_number(const std::string& word) {
@@ -42,11 +66,23 @@ bool is_number(const std::string& word) {
   return !word.empty() && end == word.c_str() + word.size();
 }
 
-const Ignored* ignored(const std::string& name) {
-  for (const Ignored& flag : kIgnored)
+template <class Flag>
+const Flag* named(const std::vector<Flag>& flags, const std::string& name) {
+  for (const Flag& flag : flags)
     for (const char* n : flag.names)
       if (name == n) return &flag;
   return nullptr;
+}
+
+// The value of the flag at argv[i] ("" when it has none), taking the next word when it is one.
+std::string take_value(Takes takes, const std::string& word, size_t eq, int argc, const char* const* argv, int& i) {
+  if (eq != std::string::npos) return word.substr(eq + 1);
+  const bool has_next = i + 1 < argc;
+  if (takes == Takes::Value && has_next) return argv[++i];
+  if (takes == Takes::OnOffAuto && has_next &&
+      (!std::strcmp(argv[i + 1], "on") || !std::strcmp(argv[i + 1], "off") || !std::strcmp(argv[i + 1], "auto")))
+    return argv[++i];
+  return "";
 }
 
 }  // namespace
@@ -67,20 +103,15 @@ HabitArgs llama_cpp_habits(const CLI::App& app, int argc, const char* const* arg
         word = a.option + word.substr(name.size());
         name = a.option;
       }
-    if (const Ignored* flag = ignored(name)) {
-      std::string dropped = name;
-      const bool has_next = i + 1 < argc;
-      if (eq != std::string::npos) {
-        dropped = word;
-      } else if (flag->takes == Takes::Value && has_next) {
-        dropped += std::string(" ") + argv[++i];
-      } else if (flag->takes == Takes::OnOffAuto && has_next &&
-                 (!std::strcmp(argv[i + 1], "on") || !std::strcmp(argv[i + 1], "off") ||
-                  !std::strcmp(argv[i + 1], "auto"))) {
-        dropped += std::string(" ") + argv[++i];
-      }
+    if (const Ignored* flag = named(kIgnored, name)) {
+      const std::string value = take_value(flag->takes, word, eq, argc, argv, i);
+      const std::string dropped = eq != std::string::npos ? word : value.empty() ? name : name + " " + value;
       out.notes.push_back("note: " + dropped + " ignored: " + flag->why);
       continue;
+    }
+    if (const Refused* flag = named(kRefused, name)) {
+      const std::string value = take_value(flag->takes, word, eq, argc, argv, i);
+      throw Error((value.empty() ? name : name + " " + value) + ": " + flag->instead(value));
     }
     const CLI::Option* option = name.size() > 1 && name[0] == '-' ? app.get_option_no_throw(name) : nullptr;
     if (option) {

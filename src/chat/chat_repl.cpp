@@ -77,6 +77,7 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   settings.generation = options.generation;
   settings.generation.sampler = chat_sampler(options, chat_template);
   settings.stop = turn_end_strings(chat_template);
+  settings.stop.insert(settings.stop.end(), options.stop.begin(), options.stop.end());
   settings.reasoning = answer_start(chat_template);
   settings.cancelled = [] { return g_interrupted != 0; };
   std::fprintf(stderr,

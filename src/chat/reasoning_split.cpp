@@ -1,6 +1,6 @@
 #include "chat/reasoning_split.h"
 
-#include "chat/held_text.h"
+#include "common/held_text.h"
 #include "chat/think_block.h"
 
 namespace r1pi {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "chat/held_text.h"
+#include "common/held_text.h"
 #include "chat/json_prefix.h"
 #include "chat/tool_call_markers.h"
 

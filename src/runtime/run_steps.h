@@ -21,12 +21,14 @@ void print_banner(const LoadedModel& model, const RunOptions& options, int n_ctx
 // Streams generated text to stdout as it comes.
 void print_text(const std::string& text);
 void print_summary(const GenerationResult& result);
-// Generates from the prompt as gen says, streaming the text; with a timings_csv file (--timings
+// Generates from the prompt as gen says, streaming the text up to the first of the stop texts
+// (-r; the result's ids end with the token that completed it); with a timings_csv file (--timings
 // FILE) it writes one row per forward there, with the cost last_cost reports (empty: the wall
 // time is all Pred).
 GenerationResult run_generation(TokenSource& source, const std::function<StepCost()>& last_cost,
-                                const GenerationOptions& gen, const std::string& timings_csv,
-                                const Tokenizer& tokenizer, const std::vector<int32_t>& prompt);
+                                const GenerationOptions& gen, const std::vector<std::string>& stop,
+                                const std::string& timings_csv, const Tokenizer& tokenizer,
+                                const std::vector<int32_t>& prompt);
 
 // What rank 0 runs in place of the one prompt when options.session is set (a chat, a server): it
 // drives the engine through the token source for as long as it likes and returns the exit code.

@@ -19,7 +19,7 @@
 
 #include "chat/chat_template.h"
 #include "chat/reasoning_split.h"
-#include "chat/stop_strings.h"
+#include "runtime/stop_strings.h"
 #include "server/api_error.h"
 #include "server/api_request.h"
 #include "server/api_response.h"

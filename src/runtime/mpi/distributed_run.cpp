@@ -170,7 +170,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
   const GenerationOptions gen =
       generation_options(o, model, source, n_ranks, pool.size());
   const GenerationResult result =
-      run_generation(source, [&] { return source.last_cost(); }, gen, o.timings_csv, *model.tokenizer, prompt);
+      run_generation(source, [&] { return source.last_cost(); }, gen, o.stop, o.timings_csv, *model.tokenizer, prompt);
   source.stop(0);
   print_summary(result);
   const SyncStats& s = sync.stats();

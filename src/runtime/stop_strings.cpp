@@ -1,8 +1,8 @@
-#include "chat/stop_strings.h"
+#include "runtime/stop_strings.h"
 
 #include <algorithm>
 
-#include "chat/held_text.h"
+#include "common/held_text.h"
 
 namespace r1pi {
 
