@@ -36,7 +36,7 @@ ordered_json message_json(const ChatMessage& m) {
 
 // The messages with the tools listed in the system message, for a template that does not render
 // tools itself (the generic call format).
-std::vector<ChatMessage> with_tools_in_system(const ChatFormat& f, const ChatInput& in) {
+std::vector<ChatMessage> with_tools_in_system(const ChatFormat& f, const PromptInput& in) {
   std::vector<ChatMessage> out = in.messages;
   const std::string text = tools_system_text(f.tool_calls, in.tools, in.parallel_tool_calls);
   if (!out.empty() && (out[0].role == "system" || out[0].role == "developer")) out[0].content += "\n\n" + text;
@@ -73,7 +73,7 @@ ChatFormat chat_format_for(const ChatOptions& options, const Tokenizer& tokenize
   return f;
 }
 
-std::string render_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, const ChatInput& in, bool mark) {
+std::string render_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, const PromptInput& in, bool mark) {
   const bool tools = !in.tools.is_null() && !in.tools.empty();
   std::vector<ChatMessage> messages = tools && (!f.jinja || !f.tool_calls.renders_tools) ? with_tools_in_system(f, in)
                                                                                         : in.messages;
@@ -106,7 +106,7 @@ std::string render_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, 
   return f.jinja->render(vars);
 }
 
-std::vector<int32_t> encode_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, const ChatInput& in) {
+std::vector<int32_t> encode_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, const PromptInput& in) {
   std::string text = render_chat_prompt(f, tokenizer, in, true);
   if (!f.jinja) return tokenizer.encode(text, tokenizer.add_bos(), true);
   // A template that writes BOS itself: the tokenizer's is the one kept.

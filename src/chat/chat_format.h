@@ -35,7 +35,7 @@ struct ChatFormat {
 ChatFormat chat_format_for(const ChatOptions& options, const Tokenizer& tokenizer);
 
 // What a prompt is rendered from beside the messages.
-struct ChatInput {
+struct PromptInput {
   std::vector<ChatMessage> messages;
   nlohmann::ordered_json tools;                                         // null: none offered
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();     // chat_template_kwargs
@@ -47,10 +47,10 @@ struct ChatInput {
 // The prompt's text (BOS as the template writes it). mark: the messages' text marked with
 // Tokenizer::mark_plain, for encode_chat_prompt(); unmarked for showing (/apply-template).
 // A template's raise_exception is a jinja::RaisedError, other failures jinja::Error or r1pi::Error.
-std::string render_chat_prompt(const ChatFormat& format, const Tokenizer& tokenizer, const ChatInput& input,
+std::string render_chat_prompt(const ChatFormat& format, const Tokenizer& tokenizer, const PromptInput& input,
                                bool mark = false);
 // The prompt's ids: the template's markers are control tokens, the messages' text is text; one
 // BOS where the vocabulary wants one (the template's own is not doubled).
-std::vector<int32_t> encode_chat_prompt(const ChatFormat& format, const Tokenizer& tokenizer, const ChatInput& input);
+std::vector<int32_t> encode_chat_prompt(const ChatFormat& format, const Tokenizer& tokenizer, const PromptInput& input);
 
 }  // namespace r1pi

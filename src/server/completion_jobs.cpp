@@ -35,8 +35,8 @@ bool offers_tools(const ApiRequest& r) {
 
 // tool_choice none hides the tools; --reasoning off is enable_thinking false where the request
 // does not say.
-ChatInput chat_input(const ApiContext& c, const ApiRequest& r) {
-  ChatInput in;
+PromptInput chat_input(const ApiContext& c, const ApiRequest& r) {
+  PromptInput in;
   in.messages = r.messages;
   if (offers_tools(r)) in.tools = r.tools;
   in.kwargs = r.template_kwargs;

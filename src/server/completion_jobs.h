@@ -16,7 +16,7 @@ namespace r1pi {
 bool offers_tools(const ApiRequest& r);
 
 // The request as the template's input.
-ChatInput chat_input(const ApiContext& c, const ApiRequest& r);
+PromptInput chat_input(const ApiContext& c, const ApiRequest& r);
 
 // The prompt's ids (a template's refusal or failure is an ApiError 400 with its message).
 std::vector<int32_t> prompt_of(const ApiContext& c, const ApiRequest& r);
