@@ -18,7 +18,9 @@ std::string token_text(const Tokenizer& t, int32_t id) {
 // A message as transformers' callers give it: OpenAI's shape, tool-call arguments as objects.
 ordered_json message_json(const ChatMessage& m) {
   ordered_json j = {{"role", m.role}};
-  j["content"] = m.content.empty() && !m.tool_calls.empty() ? ordered_json(nullptr) : ordered_json(m.content);
+  // A tool-call turn without text as "" (llama.cpp does the same), not OpenAI's null: Qwen's
+  // templates look for "</think>" in every assistant's content, which null would fail.
+  j["content"] = m.content;
   if (!m.reasoning_content.empty()) j["reasoning_content"] = m.reasoning_content;
   if (!m.tool_calls.empty()) {
     ordered_json calls = ordered_json::array();
