@@ -97,16 +97,22 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   if (!options.system.empty()) messages.push_back({"system", options.system});
   const size_t first_turn = messages.size();
   Completion last;
+  ChatInputLines lines;
   for (;;) {
     // Cleared before the prompt, not after it: a Ctrl-C that comes once the line is read is meant
     // for the answer it started, however soon (a Ctrl-C at the prompt ends the read: the chat ends).
     g_interrupted = 0;
-    const std::optional<std::string> line = reader.read(reader.interactive() ? "> " : "");
+    const char* cue = !reader.interactive() ? "" : lines.open() ? "... " : "> ";
+    const std::optional<ReadLine> line = reader.read(cue);
     if (!line) {
       if (reader.interactive()) std::fputc('\n', stdout);  // Ctrl-D left the cursor after the prompt
+      if (lines.open()) std::fprintf(stderr, "chat: the input ended inside a message of several lines; it was not sent\n");
       break;
     }
-    ChatInput input = read_chat_input(*line);
+    if (!lines.add(line->text, line->pasted_break)) continue;
+    const std::string whole = lines.take();
+    reader.remember(whole);
+    ChatInput input = read_chat_input(whole);
     using Kind = ChatInput::Kind;
     if (input.kind == Kind::Quit) break;
     switch (input.kind) {
@@ -115,7 +121,7 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
         std::fprintf(stderr, "(a new conversation)\n");
         continue;
       case Kind::Stats: print_stats(last); continue;
-      case Kind::Help: std::fprintf(stderr, "commands: %s\n", kChatCommands); continue;
+      case Kind::Help: std::fprintf(stderr, "commands: %s\n%s\n", kChatCommands, kChatMultilineHelp); continue;
       case Kind::Refused: std::fprintf(stderr, "chat: %s\n", input.text.c_str()); continue;
       case Kind::Nothing: continue;
       default: break;

@@ -2,47 +2,80 @@
 
 #include <editline/readline.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cwchar>
 #include <iostream>
+#include <string_view>
+
+#include "chat/terminal_keys.h"
 
 namespace r1pi {
 
 namespace {
 
-// One key for libedit: its own reading of the terminal, less NUL bytes. A Ctrl-D typed while an
-// answer is printed (the terminal in its line mode, nobody reading) is kept by the kernel as an
-// end-of-file mark, which reaches the next prompt, read in libedit's character mode, as a NUL byte;
-// libedit binds NUL to quoted-insert (the terminal's disabled "literal next" character is 0), so
-// the Ctrl-D typed at that prompt was inserted as a character instead of ending the chat. Skipping
-// NUL here drops that mark (and Ctrl-@, which means nothing at the chat). The rest is what libedit
-// does: a character of the locale's encoding, read one byte at a time (so nothing is taken from
-// the terminal beyond the key), invalid bytes dropped; -1 (the end of the chat) at end of input, on
-// an error, or when a signal (Ctrl-C at the prompt) interrupts the read, as libedit's reading did.
-int read_key(FILE*) {
-  char bytes[MB_LEN_MAX];
-  size_t n = 0;
-  for (;;) {
-    char byte;
-    if (read(STDIN_FILENO, &byte, 1) != 1) return -1;
-    if (byte == '\0' && n == 0) continue;
-    bytes[n++] = byte;
-    wchar_t key;
-    std::mbstate_t state{};
-    const size_t used = std::mbrtowc(&key, bytes, n, &state);
-    if (used == size_t(-2) && n < sizeof bytes) continue;  // more bytes of this character
-    if (used == size_t(-1) || used == size_t(-2)) {
-      n = 0;
-      continue;
-    }
-    return int(key);
+TerminalKeys& terminal_keys() {
+  static TerminalKeys keys([] {
+    unsigned char byte;
+    return read(STDIN_FILENO, &byte, 1) == 1 ? int(byte) : -1;
+  });
+  return keys;
+}
+
+// One key for libedit (terminal_keys.h), which otherwise reads the terminal itself: it would decode
+// the bytes with the locale (see UTF-8 LC_CTYPE below) and knows nothing of bracketed pastes. NUL
+// bytes are skipped: a Ctrl-D typed while an answer is printed (the terminal in its line mode,
+// nobody reading) is kept by the kernel as an end-of-file mark, which reaches the next prompt, read
+// in libedit's character mode, as a NUL byte; libedit binds NUL to quoted-insert (the terminal's
+// disabled "literal next" character is 0), so the Ctrl-D typed at that prompt was inserted as a
+// character instead of ending the chat (Ctrl-@, also NUL, means nothing at the chat). -1 (the end
+// of the chat) at end of input, on an error, or when a signal (Ctrl-C at the prompt) interrupts
+// the read, as libedit's own reading did.
+int read_key(FILE*) { return terminal_keys().next(); }
+
+// libedit keeps the line in wide characters and converts, measures and shows them with the C
+// library (mbrtowc, wcrtomb, wcwidth, iswprint), which follow LC_CTYPE: in the "C" locale every
+// program starts in, all that is not ASCII is invalid and dropped ("héllo" became "hllo"). The
+// chat's text is UTF-8 whatever LANG or LC_ALL say, so the editor gets a UTF-8 LC_CTYPE: C.UTF-8
+// (in every glibc since 2.35, and Debian's before), else the user's own if it is UTF-8. Only the
+// thread reading the line uses it, and only while it edits (uselocale), so nothing else sees
+// another locale: printf keeps its '.', the tokenizer its character classes.
+locale_t utf8_ctype() {
+  for (const char* name : {"C.UTF-8", ""}) {
+    const locale_t locale = newlocale(LC_CTYPE_MASK, name, locale_t(0));
+    if (locale && std::string_view(nl_langinfo_l(CODESET, locale)) == "UTF-8") return locale;
+    if (locale) freelocale(locale);
   }
+  std::fputs("chat: no UTF-8 locale (C.UTF-8) on this system: only ASCII can be typed\n", stderr);
+  return locale_t(0);
+}
+
+// The editor's locale for the time of a call into libedit.
+class EditorLocale {
+ public:
+  explicit EditorLocale(locale_t locale) : before_(locale ? uselocale(locale) : locale_t(0)) {}
+  ~EditorLocale() {
+    if (before_) uselocale(before_);
+  }
+  EditorLocale(const EditorLocale&) = delete;
+  EditorLocale& operator=(const EditorLocale&) = delete;
+
+ private:
+  locale_t before_;
+};
+
+// Bracketed paste: while it is on, the terminal wraps a paste in kPasteStart and kPasteEnd. It is
+// on only while a line is read (as bash's readline does), so that whatever ends the chat, at the
+// prompt (Ctrl-C, Ctrl-D) or elsewhere, leaves the terminal as it found it. Asked through stdout,
+// where libedit draws too, when that is a terminal (not a file the chat's output is saved in).
+void set_bracketed_paste(bool on) {
+  if (isatty(STDOUT_FILENO) != 1) return;
+  std::fputs(on ? "\x1b[?2004h" : "\x1b[?2004l", stdout);
+  std::fflush(stdout);
 }
 
 // Under mpirun rank 0's stdin is a pipe from mpirun, or /dev/null with `mpirun --stdin none`
@@ -75,24 +108,39 @@ void use_the_terminal_under_mpirun() {
 
 LineReader::LineReader() : interactive_((use_the_terminal_under_mpirun(), isatty(STDIN_FILENO) == 1)) {
   if (!interactive_) return;
+  utf8_ = utf8_ctype();
+  EditorLocale locale(utf8_);
   // The chat's own SIGINT handler stops an answer; libedit must not install one that ends the process.
   rl_catch_signals = 0;
   rl_getc_function = read_key;  // taken by rl_initialize
   rl_initialize();
+  rl_bind_key('\t', rl_insert);  // a tab is text (pasted code), not file name completion
 }
 
-std::optional<std::string> LineReader::read(const char* prompt) {
+LineReader::~LineReader() {
+  if (utf8_) freelocale(utf8_);
+}
+
+std::optional<ReadLine> LineReader::read(const char* prompt) {
   if (!interactive_) {
     std::string line;
     if (!std::getline(std::cin, line)) return std::nullopt;
-    return line;
+    return ReadLine{std::move(line)};
   }
+  EditorLocale locale(utf8_);
+  set_bracketed_paste(true);
   char* raw = readline(prompt);
+  set_bracketed_paste(false);
   if (!raw) return std::nullopt;
-  std::string line(raw);
+  ReadLine line{raw, terminal_keys().last_was_paste_break()};
   std::free(raw);
-  if (!line.empty()) add_history(line.c_str());
   return line;
+}
+
+void LineReader::remember(const std::string& input) {
+  if (!interactive_ || input.find_first_not_of(" \t\r\n") == std::string::npos) return;
+  EditorLocale locale(utf8_);
+  add_history(input.c_str());
 }
 
 }  // namespace r1pi

@@ -11,119 +11,22 @@ Ctrl-D at the next prompt from ending the chat.
 
 usage: chat_pty.py R1PI MODEL NP [MPIRUN]   (the model has DeepSeek-R1's specials)"""
 import os
-import pty
 import re
-import select
 import signal
 import subprocess
 import sys
-import termios
-import time
+
+from chat_terminal import ANSI, Terminal, ask, check, cli, finish, shown, split, turn
 
 r1pi, model, np = sys.argv[1], sys.argv[2], int(sys.argv[3])
 mpirun = sys.argv[4] if len(sys.argv) > 4 else None
 prefix = [mpirun, "-np", str(np), "--"] if np > 1 else []
 base = prefix + [r1pi, "-m", model, "-t", "1"]
-failures = 0
-ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def check(ok, what, detail=""):
-    global failures
-    print(("PASS: " if ok else "FAIL: ") + what + ("" if ok else ": " + detail))
-    failures += 0 if ok else 1
-
-
-def cli(prompt, n):
-    out = subprocess.run(base + ["-p", prompt, "-n", str(n), "--temp", "0"], stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, timeout=120, check=True).stdout
-    return out[:-1].decode("utf-8", "replace")
-
-
-def split(text):
-    end = text.find("</think>")
-    return (text, "") if end < 0 else (text[:end], text[end + 8:])
-
-
-def turn(user, answer):
-    return f"<｜User｜>{user}<｜Assistant｜>{answer}<｜end▁of▁sentence｜>"
-
-
-def ask(user):
-    return f"<｜User｜>{user}<｜Assistant｜><think>\n"
-
 
 # The CLI's answers: the first turn, then the second after it (R1 keeps only the answer's text
 # after </think> in the history).
-first = cli(ask("Hi there"), 12)
-second = cli(turn("Hi there", split(first)[1]) + ask("And then?"), 12)
-
-
-class Terminal:
-    def __init__(self, args):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            try:
-                os.execv(args[0], args)
-            finally:
-                os._exit(127)  # the child must never go on running this script
-        self.raw = b""
-
-    def read_until(self, pattern, count=1, timeout=120):
-        """Reads until the output (escape sequences removed) holds pattern count times."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            text = ANSI.sub(b"", self.raw).replace(b"\r\n", b"\n").replace(b"\r", b"")
-            if text.count(pattern) >= count:
-                return True
-            ready, _, _ = select.select([self.fd], [], [], 0.2)
-            if ready:
-                try:
-                    self.raw += os.read(self.fd, 65536)
-                except OSError:
-                    return False
-        return False
-
-    def send(self, text):
-        os.write(self.fd, text.encode())
-
-    def line_mode(self, on, timeout=60):
-        """Waits until the terminal's line mode (ICANON, which the pty's master side reads too) is
-        on or off. Off: libedit reads the keys (it prints the prompt a moment before it turns the
-        line mode off, and a Ctrl-C or Ctrl-D the terminal gets before that is the terminal's).
-        On again: libedit has returned the line, so the answer to it is being made."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if bool(termios.tcgetattr(self.fd)[3] & termios.ICANON) == on:
-                return True
-            time.sleep(0.01)
-        return False
-
-    def prompt(self):
-        """Waits for the first prompt and for libedit to read the keys."""
-        return self.read_until(b"> ") and self.line_mode(False)
-
-    def wait(self):
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                return os.waitstatus_to_exitcode(status)
-            try:
-                if select.select([self.fd], [], [], 0.2)[0]:
-                    self.raw += os.read(self.fd, 65536)
-            except OSError:
-                pass
-        os.kill(self.pid, signal.SIGKILL)  # a failed check must not leave the chat running
-        os.waitpid(self.pid, 0)
-        return None
-
-
-def shown(text):
-    # On a terminal: the reasoning (dimmed), then the answer, no "</think>".
-    reasoning, content = split(text)
-    return (reasoning + content).encode()
-
+first = cli(base, ask("Hi there"), 12)
+second = cli(base, turn("Hi there", split(first)[1]) + ask("And then?"), 12)
 
 if np == 1:
     t = Terminal(base + ["--chat", "-n", "12", "--temp", "0"])
@@ -214,5 +117,4 @@ if np > 1:
     tail = re.sub(rb"rank \d+: shard [^\n]*\n", b"", ANSI.sub(b"", t.raw.split(shown(first))[-1]))
     check(re.search(rb"> (\^D)?\r?\n", tail) is not None, "the chat ends on a new line", repr(t.raw[-200:]))
 
-print(("FAIL: chat: %d check(s) failed" % failures) if failures else "PASS: chat (all checks)")
-sys.exit(1 if failures else 0)
+sys.exit(finish("chat"))
