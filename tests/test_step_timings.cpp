@@ -103,6 +103,7 @@ TEST(TimingsCsv, WritesAHeaderAndOneRowPerStep) {
     TimingsCsv csv(path);
     csv.write({4, 1, {0.0125, 0.0005, 2176, 4352}});
     csv.write({5, 3, {0.0250, 0, 0, 0}, 2});
+    csv.close();  // the file appears here (a temporary until then)
   }
   EXPECT_EQ(test::read_file(path),
             "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted\n4,1,12.5000,0.5000,2176,4352,0\n"
