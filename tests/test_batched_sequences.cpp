@@ -19,15 +19,12 @@
 namespace r1pi {
 namespace {
 
-const LoadedModel& tiny() {
-  static const LoadedModel model = load_model(test::make_model_file("batched-sequences", {.preset = "tiny", .seed = 11}));
-  return model;
-}
-
 // An engine of n_seqs slots on backend k.
 struct Engine {
   Engine(const Kernels& k, int n_seqs, GgmlType kv_type = GgmlType::F32, int n_ctx = 96)
-      : pool(2), forward(tiny().config, tiny().weights, tiny().shard, n_ctx, pool, sync, kv_type, n_seqs, k),
+      : pool(2),
+        forward(test::tiny_model(11).config, test::tiny_model(11).weights, test::tiny_model(11).shard, n_ctx, pool, sync,
+                kv_type, n_seqs, k),
         source(forward) {}
   ThreadPool pool;
   NoSync sync;
@@ -43,14 +40,15 @@ std::vector<int32_t> alone(const Kernels& k, const test::SequenceRun& r) {
   o.batch_size = r.chunk;
   o.sampler = r.sampler;
   o.ignore_eos = true;
-  return generate(e.source, *tiny().tokenizer, r.prompt, o, {}).generated;
+  return generate(e.source, *test::tiny_model(11).tokenizer, r.prompt, o, {}).generated;
 }
 
 // 2 sequences in 2 slots, and 8 in 4 slots (each slot freed and taken again).
 TEST(BatchedSequences, EachSequenceGetsItsTokensAlone) {
   for (const Kernels* k : available_backends())
     for (const auto& [n, slots] : {std::pair{2, 2}, std::pair{8, 4}}) {
-      const std::vector<test::SequenceRun> runs = test::mixed_sequences(n, int32_t(tiny().config.n_vocab));
+      const std::vector<test::SequenceRun> runs =
+          test::mixed_sequences(n, int32_t(test::tiny_model(11).config.n_vocab));
       Engine e(*k, slots);
       const std::vector<std::vector<int32_t>> batched = test::run_batched(e.source, runs);
       for (int i = 0; i < n; ++i)
@@ -63,7 +61,7 @@ TEST(BatchedSequences, EachSequenceGetsItsTokensAlone) {
 // Teacher-forced: every sequence's tokens fed in pieces of its own size beside the others', a
 // logit row after every token, against the rows of the sequence fed alone one token at a time.
 TEST(BatchedSequences, LogitRowsAreTheRowsAlone) {
-  const int V = int(tiny().config.n_vocab), n = 5;
+  const int V = int(test::tiny_model(11).config.n_vocab), n = 5;
   std::vector<test::SequenceRun> runs = test::mixed_sequences(n, V);
   for (test::SequenceRun& r : runs) r.prompt.resize(std::min<size_t>(r.prompt.size(), 24));
   for (const Kernels* k : available_backends())
@@ -135,12 +133,12 @@ TEST(KvCacheSlots, ACopiedSlotServesAPromptCache) {
   o.sampler = {0.8f, 40, 0.95f, 99};
   o.reuse_cache = true;
   Engine warm(kernels(), 2), cold(kernels(), 1);
-  generate(warm.source, *tiny().tokenizer, first, o, {});
+  generate(warm.source, *test::tiny_model(11).tokenizer, first, o, {});
   warm.source.copy(0, 1);
   o.seq = 1;
-  const GenerationResult reused = generate(warm.source, *tiny().tokenizer, longer, o, {});
+  const GenerationResult reused = generate(warm.source, *test::tiny_model(11).tokenizer, longer, o, {});
   o.seq = 0;
-  const GenerationResult fresh = generate(cold.source, *tiny().tokenizer, longer, o, {});
+  const GenerationResult fresh = generate(cold.source, *test::tiny_model(11).tokenizer, longer, o, {});
   EXPECT_EQ(reused.cached_tokens, int(first.size()));
   EXPECT_EQ(reused.generated, fresh.generated);
 }

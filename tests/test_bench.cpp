@@ -212,14 +212,9 @@ TEST(BenchReport, RawSamplesInJsonAndCsv) {
 
 // ---- the program ----
 
-const std::string& tiny_model() {
-  static const std::string path = test::make_model_file("bench", {.preset = "tiny", .seed = 5});
-  return path;
-}
-
 // stdout to stdout_path when given (run_command collects stderr with it otherwise).
 test::CommandResult bench(const std::string& args, const std::string& stdout_path = "") {
-  const std::string command = test::bin_dir() + "/r1pi-bench -m " + tiny_model() + " " + args;
+  const std::string command = test::bin_dir() + "/r1pi-bench -m " + test::tiny_model_file(5) + " " + args;
   return test::run_command(stdout_path.empty() ? command : "(" + command + " > " + stdout_path + ")");
 }
 
@@ -249,7 +244,7 @@ TEST(BenchCli, JsonHasEveryCombinationAndBitExactHashes) {
 TEST(BenchCli, SpecOnAndOffGiveOneHash) {
   const std::string dir = test::scratch_dir("bench_cli_spec");
   const test::CommandResult r = test::run_command("(R1PI_CACHE_DIR=" + dir + " " + test::bin_dir() +
-                                                  "/r1pi-bench -m " + tiny_model() +
+                                                  "/r1pi-bench -m " + test::tiny_model_file(5) +
                                                   " -p 0 -n 24 -t 1 -r 1 --spec 0,1 -o json > " + dir + "/out.json)");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(test::read_file(dir + "/out.json"));
@@ -267,7 +262,7 @@ TEST(BenchCli, SeveralModelsAndCacheTypes) {
   const std::string dir = test::scratch_dir("bench_cli_models");
   const std::string second = test::make_model_file("bench_second", {.preset = "tiny", .seed = 7});
   const test::CommandResult r = test::run_command(
-      "(" + test::bin_dir() + "/r1pi-bench -m " + tiny_model() + " -m " + second +
+      "(" + test::bin_dir() + "/r1pi-bench -m " + test::tiny_model_file(5) + " -m " + second +
       " -p 0 -n 6 -t 1 -r 1 -ctk f32,f16 -o json > " + dir + "/out.json)");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(test::read_file(dir + "/out.json"));

@@ -408,14 +408,9 @@ TEST(Backends, Q8_0ExtremeQuants) {
 
 // ---- the whole engine ------------------------------------------------------------------------------
 
-const std::string& tiny_model() {
-  static const std::string path = test::make_model_file("kernels-backends", {.preset = "tiny", .seed = 3});
-  return path;
-}
-
 std::string engine_sha(const std::string& backend, int threads, int batch) {
   const test::CommandResult r = test::run_command(
-      "R1PI_BACKEND=" + backend + " " + test::bin_dir() + "/r1pi -m " + tiny_model() +
+      "R1PI_BACKEND=" + backend + " " + test::bin_dir() + "/r1pi -m " + test::tiny_model_file(3) +
       " -p 'Once upon a time, in a land far away' -n 40 --temp 0 -c 256 -t " +
       std::to_string(threads) + " -b " + std::to_string(batch));
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -439,7 +434,7 @@ TEST(Backends, EngineShaEqualsScalar) {
 
 TEST(Backends, UnknownBackendIsRefused) {
   const test::CommandResult r = test::run_command("R1PI_BACKEND=bogus " + test::bin_dir() +
-                                                  "/r1pi -m " + tiny_model() + " -p hi -n 1");
+                                                  "/r1pi -m " + test::tiny_model_file(3) + " -p hi -n 1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("unknown backend"), std::string::npos) << r.output;
 }

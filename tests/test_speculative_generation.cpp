@@ -42,18 +42,12 @@ class ScriptedModel final : public test::FakeTokenSource {
   int32_t n_vocab_;
 };
 
-const LoadedModel& tiny() {
-  static const LoadedModel model =
-      load_model(test::make_model_file("speculative-generation", {.preset = "tiny", .seed = 7}));
-  return model;
-}
-
 constexpr int kPrompt = 20;
 
 // A prompt, then a loop of `period` tokens that the script leaves every 13th position (so drafts
 // also fail part-way), with end-of-generation at position eog_at (none when 0).
 Ids script(int length, int period, int eog_at) {
-  const int32_t eos = tiny().tokenizer->eos_id();
+  const int32_t eos = test::tiny_model().tokenizer->eos_id();
   Ids s;
   for (int p = 0; p < length; ++p) {
     int32_t t = int32_t(10 + (p < kPrompt ? p : p % period));
@@ -76,9 +70,9 @@ GenerationOptions greedy(int n_predict, bool speculate, int max_draft = 8) {
 
 // The script's first kPrompt ids as the prompt, on a fresh model.
 GenerationResult run_with(const Ids& script_ids, int n_ctx, const GenerationOptions& o) {
-  ScriptedModel model(script_ids, n_ctx, int32_t(tiny().config.n_vocab));
+  ScriptedModel model(script_ids, n_ctx, int32_t(test::tiny_model().config.n_vocab));
   const Ids prompt(script_ids.begin(), script_ids.begin() + kPrompt);
-  return generate(model, *tiny().tokenizer, prompt, o, {});
+  return generate(model, *test::tiny_model().tokenizer, prompt, o, {});
 }
 
 GenerationResult run(const Ids& script_ids, int n_ctx, int n_predict, bool speculate, int max_draft = 8) {
@@ -167,7 +161,7 @@ TEST(SpeculativeGeneration, EndOfGenerationInsideAnAcceptedRun) {
 // The prompt holds the loop, end-of-generation included: the drafts carry it, and it is accepted in
 // the middle of a draft, whose later tokens (also accepted) must be dropped.
 TEST(SpeculativeGeneration, EndOfGenerationAcceptedFromADraft) {
-  const int32_t eos = tiny().tokenizer->eos_id();
+  const int32_t eos = test::tiny_model().tokenizer->eos_id();
   for (int eos_offset = 0; eos_offset < 8; ++eos_offset) {
     Ids s;
     for (int p = 0; p < 200; ++p) s.push_back(p % 8 == eos_offset ? eos : int32_t(30 + p % 8));

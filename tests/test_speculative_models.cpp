@@ -32,9 +32,7 @@ const LoadedModel& model_for(const std::string& name) {
   static std::map<std::string, LoadedModel> loaded;
   auto it = loaded.find(name);
   if (it == loaded.end()) {
-    const std::string path = name == "tiny"
-                                 ? test::make_model_file("speculative-models", {.preset = "tiny", .seed = 7})
-                                 : test::shared_data("models/" + name);
+    const std::string path = name == "tiny" ? test::tiny_model_file() : test::shared_data("models/" + name);
     it = loaded.emplace(name, load_model(path)).first;
   }
   return it->second;

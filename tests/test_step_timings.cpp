@@ -15,11 +15,6 @@
 namespace r1pi {
 namespace {
 
-const std::string& tiny_model() {
-  static const std::string path = test::make_model_file("step_timings", {.preset = "tiny", .seed = 3});
-  return path;
-}
-
 // Always answers the same token; counts the forwards.
 class FixedSource final : public test::FakeTokenSource {
  public:
@@ -31,7 +26,7 @@ class FixedSource final : public test::FakeTokenSource {
 };
 
 TEST(IgnoreEos, GenerationStopsAtEndOfGenerationUnlessAsked) {
-  const LoadedModel m = load_model(tiny_model());
+  const LoadedModel m = load_model(test::tiny_model_file(3));
   const std::vector<int32_t> prompt{m.tokenizer->bos_id(), 5};
   FixedSource eos(m.tokenizer->eos_id());
   GenerationOptions o;
@@ -117,7 +112,7 @@ TEST(TimingsCsv, WritesAHeaderAndOneRowPerStep) {
 TEST(TimingsCli, R1piWritesOneRowPerForward) {
   const std::string path = test::scratch_dir("timings_cli") + "/run.csv";
   const test::CommandResult r = test::run_command(
-      test::bin_dir() + "/r1pi -m " + tiny_model() + " -p 'Once upon a time' -n 6 --temp 0 -t 1 -b 2" +
+      test::bin_dir() + "/r1pi -m " + test::tiny_model_file(3) + " -p 'Once upon a time' -n 6 --temp 0 -t 1 -b 2" +
       " --ignore-eos --timings " + path);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::istringstream in(test::read_file(path));

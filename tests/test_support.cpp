@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <sys/wait.h>
@@ -88,6 +89,20 @@ std::string make_model_file(const std::string& name, MakeOptions options) {
   options.progress = false;
   make_model(options, path);
   return path;
+}
+
+const std::string& tiny_model_file(uint32_t seed) {
+  static std::map<uint32_t, std::string> paths;
+  auto [it, added] = paths.try_emplace(seed);
+  if (added) it->second = make_model_file("tiny-seed" + std::to_string(seed), {.preset = "tiny", .seed = seed});
+  return it->second;
+}
+
+const LoadedModel& tiny_model(uint32_t seed) {
+  static std::map<uint32_t, LoadedModel> models;
+  auto it = models.find(seed);
+  if (it == models.end()) it = models.emplace(seed, load_model(tiny_model_file(seed))).first;
+  return it->second;
 }
 
 std::vector<float> chunked_logits(const LoadedModel& m, const std::vector<int32_t>& tokens,

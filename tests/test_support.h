@@ -64,6 +64,11 @@ ModelConfig llama_shape(uint32_t dim, uint32_t n_layers, uint32_t n_heads, uint3
 // own (ctest runs tests as parallel processes) and returns its path.
 std::string make_model_file(const std::string& name, MakeOptions options);
 
+// The tiny preset (r1pi-model make --preset tiny) of this seed, written once per process and seed:
+// its path, and the model loaded (once per seed). Tests that share a seed share the file.
+const std::string& tiny_model_file(uint32_t seed = 7);
+const LoadedModel& tiny_model(uint32_t seed = 7);
+
 // One rank's logits for every token, fed in chunks of `chunk` tokens (the whole sequence in one
 // batch, one by one, or anything between).
 std::vector<float> chunked_logits(const LoadedModel& model, const std::vector<int32_t>& tokens,

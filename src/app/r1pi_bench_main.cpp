@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/common_options.h"
 #include "benchmark/bench_params.h"
 #include "benchmark/bench_report.h"
 #include "benchmark/bench_run.h"
@@ -36,7 +37,7 @@ struct BenchOptions {
   std::vector<r1pi::BenchTest> tests;
   int repetitions = 5;
   r1pi::BenchFormat format = r1pi::BenchFormat::Md;
-  std::string sync = "allgather";
+  std::string sync = r1pi::kSyncMethods[0];
 };
 
 struct Job {
@@ -204,8 +205,7 @@ int run(int argc, char** argv) {
   app.add_option("-r,--repetitions", o.repetitions, "timed runs per test, after one warm-up")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("-o,--output", format, "md, csv, json or jsonl")->capture_default_str();
-  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather, allreduce or direct")
-      ->check(CLI::IsMember({"allgather", "allreduce", "direct"}))->capture_default_str();
+  r1pi::add_sync_option(app, o.sync)->capture_default_str();
   // llama-bench spells them -pg and -ctk, one-dash names CLI11 2.1 cannot declare.
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::string& a : args) {

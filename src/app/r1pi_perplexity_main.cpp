@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "app/common_options.h"
 #include "app/run_job.h"
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -45,13 +46,8 @@ std::vector<int32_t> read_ids(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef R1PI_HAVE_MPI
-  r1pi::MpiWorld world(&argc, &argv, r1pi::kDefaultRankTimeout);
+  r1pi::JobWorld world(&argc, &argv, r1pi::rank_timeout_before_mpi(argc, argv));
   const bool root = world.is_root();
-#else
-  r1pi::JobWorld world;
-  const bool root = true;
-#endif
   r1pi::RunOptions o;
   r1pi::PerplexityOptions p;
   std::string text_file, ids_file;
@@ -77,17 +73,8 @@ int main(int argc, char** argv) {
   app.add_option("--kl-divergence", p.compare_logits,
                  "compare the kept logits with a --save-logits file of another run: KL divergence and "
                  "top-1 agreement");
-  app.add_option("--kv-type", o.kv_type, "KV cache type: f32 (exact, default), f16 or q8_0")
-      ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
-  auto* mpi = "multi-rank (mpirun) options";
-  app.add_option("--sync", o.sync, "how ranks combine partial sums: allgather, allreduce or direct")
-      ->check(CLI::IsMember({"allgather", "allreduce", "direct"}))->group(mpi);
-  app.add_flag("--weights-from-root", o.weights_from_root, "rank 0 reads the model and sends every rank its slices")
-      ->group(mpi);
-  app.add_flag("--check-ranks", o.check_ranks, "compare every layer's hidden state across ranks after each forward")
-      ->group(mpi);
-  app.add_option("--rank-timeout", o.rank_timeout, "seconds without progress from a rank before the job ends")
-      ->check(CLI::Range(0.1, 1e6))->group(mpi);
+  r1pi::add_kv_type_option(app, o);
+  r1pi::add_rank_options(app, o);
 
   std::string error;
   bool help = false;

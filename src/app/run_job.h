@@ -3,7 +3,9 @@
 // drives the engine. A failure past start-up ends every rank of the job: a rank that returned while
 // the others wait in a collective would hang it.
 #pragma once
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <optional>
 #include <string>
@@ -32,8 +34,29 @@ inline int report_error(const char* what) {
 #ifdef R1PI_HAVE_MPI
 using JobWorld = MpiWorld;
 #else
-struct JobWorld {};  // one process, no MPI
+// One process, no MPI: made as an MpiWorld is, so that every program starts its job one way.
+struct JobWorld {
+  JobWorld(int*, char***, double) {}
+  bool is_root() const { return true; }
+};
 #endif
+
+// --rank-timeout as given on the command line, read before MPI starts (MPI_Init is guarded by it
+// too); anything unreadable gives the default here and an error from the real parse later.
+inline double rank_timeout_before_mpi(int argc, char** argv) {
+  const std::string flag = "--rank-timeout";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const char* value = nullptr;
+    if (arg == flag && i + 1 < argc) value = argv[i + 1];
+    if (arg.rfind(flag + "=", 0) == 0) value = argv[i] + flag.size() + 1;
+    if (!value) continue;
+    char* end = nullptr;
+    const double seconds = std::strtod(value, &end);
+    if (end != value && *end == 0 && std::isfinite(seconds) && seconds > 0) return seconds;
+  }
+  return kDefaultRankTimeout;
+}
 
 // error: this rank's start-up failure (empty when none); help: --help was asked for (and printed
 // by rank 0). Returns the process's exit status.

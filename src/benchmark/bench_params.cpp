@@ -3,18 +3,19 @@
 #include <charconv>
 
 #include "common/error.h"
+#include "layers/kv_cache.h"
 
 namespace r1pi {
 
 constexpr int kNoMax = std::numeric_limits<int>::max();
 
-const std::vector<std::string> kBenchKvTypes = {"f32", "f16", "q8_0"};
+const std::vector<std::string> kBenchKvTypes = kv_cache_type_names();
 
 const std::vector<ListParam> kListParams = {
     {"-t,--threads", "compute threads per rank", &BenchConfig::threads, "", 1, kNoMax},
     // Second: a new cache type, like a new thread count, means a new engine on every rank.
     {"--cache-type-k,--kv-type", "KV cache type (K and V: r1pi has one for both; llama-bench's -ctk)",
-     &BenchConfig::kv, "f32", 0, 2, &kBenchKvTypes},
+     &BenchConfig::kv, kKvCacheTypes[0].name, 0, int(std::size(kKvCacheTypes)) - 1, &kBenchKvTypes},
     {"-b,--batch-size", "prompt tokens per prefill forward", &BenchConfig::batch, "64", 1, kNoMax},
     {"-d,--n-depth", "tokens of context before each test", &BenchConfig::depth, "0", 0, kNoMax},
     {"--spec", "speculative decoding: 0 off, 1 on (rank 0 drafts by prompt lookup)", &BenchConfig::spec, "0", 0, 1},

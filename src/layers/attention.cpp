@@ -38,32 +38,13 @@ struct Scratch {
   std::vector<block_q8_0> q8;  // the query rows as Q8_0, for a Q8_0 cache's keys
 };
 
-// Per cache type: the kernel of its values (its keys go through the type's matmul, on query rows
-// of the type's activation type) and the narrowest slice of head_dim it can take.
-struct CacheRow {
-  GgmlType type;
-  void (*Kernels::*weighted_sum)(const WeightedSumArgs&);
-  int min_slice;
-};
-constexpr CacheRow kCacheTypes[] = {
-    {GgmlType::F32, &Kernels::weighted_sum_f32, 16},
-    {GgmlType::F16, &Kernels::weighted_sum_f16, 16},
-    {GgmlType::Q8_0, &Kernels::weighted_sum_q8_0, QK8_0},
-};
-
-const CacheRow& cache_row(GgmlType type) {
-  for (const CacheRow& row : kCacheTypes)
-    if (row.type == type) return row;
-  throw Error("attention: no kernels for a KV cache of type " + std::string(ggml_type_name(type)));
-}
-
 // One call's work over tokens at positions pos0 .. pos0 + B - 1 of slot seq. Every row array is
 // [KV head][row][...] with row r = b * group + g (query head kvh * group + g of token b).
 class Attend {
  public:
   Attend(const Kernels& kern, const float* q, const KvCache& cache, int layer, int seq, int pos0, int B,
          const AttentionShape& shape, Scratch& s)
-      : kern_(kern), cache_(cache), type_(cache_row(cache.type())), keys_(for_type(kern, cache.type())),
+      : kern_(kern), cache_(cache), type_(kv_cache_type_row(cache.type())), keys_(for_type(kern, cache.type())),
         layer_(layer), seq_(seq), pos0_(pos0), B_(B), hd_(shape.head_dim), n_kv_(shape.n_kv_heads),
         group_(shape.n_q_heads / shape.n_kv_heads), rows_(B * group_), n_pos_(pos0 + B),
         q_dim_(int64_t(shape.n_q_heads) * hd_), scale_(1.0f / std::sqrt(float(hd_))), s_(s) {
@@ -144,7 +125,7 @@ class Attend {
  private:
   const Kernels& kern_;
   const KvCache& cache_;
-  const CacheRow& type_;
+  const KvCacheType& type_;
   const TypeKernels& keys_;
   const int layer_, seq_, pos0_, B_, hd_, n_kv_, group_, rows_, n_pos_;
   const int64_t q_dim_;

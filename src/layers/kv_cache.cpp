@@ -1,7 +1,5 @@
 #include "layers/kv_cache.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +7,7 @@
 #include <new>
 #include <string>
 
+#include "common/available_memory.h"
 #include "common/error.h"
 #include "ggml/fp16.h"
 #include "ggml/quantize.h"
@@ -18,10 +17,15 @@ namespace r1pi {
 
 namespace {
 
+// "f32, f16, q8_0", for messages.
+std::string listed_names() {
+  std::string s;
+  for (const std::string& name : kv_cache_type_names()) s += (s.empty() ? "" : ", ") + name;
+  return s;
+}
+
 size_t checked_row_bytes(GgmlType type, int head_dim) {
-  if (type != GgmlType::F32 && type != GgmlType::F16 && type != GgmlType::Q8_0)
-    throw Error("KV cache type " + std::string(ggml_type_name(type)) +
-                " is not supported (f32, f16, q8_0)");
+  kv_cache_type_row(type);
   if (type == GgmlType::Q8_0 && head_dim % QK8_0 != 0)
     throw Error("a q8_0 KV cache needs a head size that is a multiple of 32 (this model's: " +
                 std::to_string(head_dim) + "); use f16 or f32");
@@ -34,10 +38,11 @@ KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType ty
     : n_layers_(n_layers), n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim), n_seqs_(n_seqs), type_(type),
       row_bytes_(checked_row_bytes(type, head_dim)), tokens_(size_t(n_seqs)) {
   // In double: a context of 2^24 on a large model overflows nothing there, and the message can say
-  // how much was asked for. Past the machine's memory the zeroing below would only bring the OOM
-  // killer, so that is refused before; a refused mapping is reported the same way.
+  // how much was asked for. The cache is checked against the memory available now (what is free
+  // and what the kernel can reclaim), not the machine's total: a cache past it would fill up into
+  // the OOM killer thousands of tokens into a run. A refused mapping is reported the same way.
   const double bytes = 2.0 * double(row_bytes_) * n_layers * n_seqs * n_heads * n_ctx;
-  const double ram = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  const double available = double(available_memory_bytes());
   auto too_big = [&](const std::string& why) {
     char gb[64];
     std::snprintf(gb, sizeof gb, "%.1f GB", bytes / 1e9);
@@ -47,10 +52,10 @@ KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType ty
                 (n_seqs > 1 ? " x " + std::to_string(n_seqs) + " slots" : "") + "), " + why +
                 ": lower -c/--ctx-size" + (type == GgmlType::Q8_0 ? "" : " or use a smaller --kv-type (f16, q8_0)"));
   };
-  if ((ram > 0 && bytes > ram) || bytes >= 0x1p62) {
+  if ((available > 0 && bytes > available) || bytes >= 0x1p62) {
     char have[64];
-    std::snprintf(have, sizeof have, "%.1f GB", ram / 1e9);
-    too_big(std::string("more than this machine's ") + have + " of memory");
+    std::snprintf(have, sizeof have, "%.1f GB", available / 1e9);
+    too_big(std::string("more than the ") + have + " of memory available on this machine");
   }
   const size_t n = size_t(bytes / 2);
   try {
@@ -59,11 +64,9 @@ KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType ty
   } catch (const std::bad_alloc&) {
     too_big("more memory than the system grants");
   }
-  // Touched now, as a zeroed vector would be: the memory a context needs is taken at start, where
-  // its lack ends the run with a clear error, not thousands of tokens into a trace; and the
-  // resident size stays flat over a run (tests/mpi/long_run.sh checks it).
-  std::memset(keys_.data(), 0, n);
-  std::memset(values_.data(), 0, n);
+  // Not written here: the mapping reads as zeros, and a position's page is taken when a forward
+  // first stores that position (every position is stored before attention reads it). A run of a
+  // few tokens with -c 1000000 holds a few MB of cache, not all of it; a long run grows as it goes.
 }
 
 namespace {
@@ -138,11 +141,24 @@ void KvCache::copy(int src, int dst) {
   tokens_[size_t(dst)] = tokens_[size_t(src)];
 }
 
-GgmlType kv_cache_type(const std::string& name) {
-  if (name == "f32") return GgmlType::F32;
-  if (name == "f16") return GgmlType::F16;
-  if (name == "q8_0") return GgmlType::Q8_0;
-  throw Error("--kv-type " + name + ": unknown cache type (f32, f16, q8_0)");
+const KvCacheType& kv_cache_type_named(const std::string& name) {
+  for (const KvCacheType& t : kKvCacheTypes)
+    if (name == t.name) return t;
+  throw Error("--kv-type " + name + ": unknown cache type (" + listed_names() + ")");
+}
+
+const KvCacheType& kv_cache_type_row(GgmlType type) {
+  for (const KvCacheType& t : kKvCacheTypes)
+    if (type == t.type) return t;
+  throw Error("KV cache type " + std::string(ggml_type_name(type)) + " is not supported (" + listed_names() + ")");
+}
+
+GgmlType kv_cache_type(const std::string& name) { return kv_cache_type_named(name).type; }
+
+std::vector<std::string> kv_cache_type_names() {
+  std::vector<std::string> names;
+  for (const KvCacheType& t : kKvCacheTypes) names.push_back(t.name);
+  return names;
 }
 
 }  // namespace r1pi

@@ -16,6 +16,8 @@
 
 #include "common/huge_buffer.h"
 #include "ggml/ggml_type.h"
+#include "ggml/quant_blocks.h"
+#include "neon/kernels.h"
 
 namespace r1pi {
 
@@ -63,7 +65,26 @@ class KvCache {
   std::vector<std::vector<int32_t>> tokens_;
 };
 
-// --kv-type's names: "f32", "f16", "q8_0" (Error for another).
+// The types a KV cache may hold, by --kv-type's names, with what attention reads them with: the
+// values' kernel (the keys go through the type's matmul, on query rows of its activation type) and
+// the narrowest slice of head_dim that kernel takes. A row's place is the number ranks compare
+// (rank_agreement). A new cache type is one row here.
+struct KvCacheType {
+  const char* name;
+  GgmlType type;
+  void (*Kernels::*weighted_sum)(const WeightedSumArgs&);
+  int min_slice;
+};
+inline constexpr KvCacheType kKvCacheTypes[] = {
+    {"f32", GgmlType::F32, &Kernels::weighted_sum_f32, 16},
+    {"f16", GgmlType::F16, &Kernels::weighted_sum_f16, 16},
+    {"q8_0", GgmlType::Q8_0, &Kernels::weighted_sum_q8_0, QK8_0},
+};
+// The row of --kv-type's name (Error for another name) or of a type (Error for a type not in it).
+const KvCacheType& kv_cache_type_named(const std::string& name);
+const KvCacheType& kv_cache_type_row(GgmlType type);
 GgmlType kv_cache_type(const std::string& name);
+// The names, in the table's order: "f32", "f16", "q8_0".
+std::vector<std::string> kv_cache_type_names();
 
 }  // namespace r1pi

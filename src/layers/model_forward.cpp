@@ -44,7 +44,7 @@ ModelForward::ModelForward(const ModelConfig& config, const ModelWeights& weight
                            const Kernels& kern)
     : config_(config), weights_(weights), kern_(kern), shard_(shard), pool_(pool), sync_(sync),
       cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size()), int(config.head_dim), kv_type, n_seqs),
-      rope_(config, n_ctx),
+      rope_(config),
       n_q_local_(int(shard.q_heads.size())),
       n_kv_local_(int(shard.kv_heads.size())) {}
 

@@ -1,7 +1,10 @@
-// A short fingerprint of a GGUF file, so that ranks can check they opened the same model: SHA-256
-// over the file size, the header (metadata and tensor infos) and the first and last 4 KiB of every
-// tensor. A file that was cut short, re-quantised or half downloaded differs there; a change in
-// the middle of a tensor does not show (finding it would mean reading every byte of the file).
+// A fingerprint of a GGUF file, so that ranks can check they opened the same model: SHA-256 over
+// the file size, the header (metadata and tensor infos) and, by default, samples of every tensor:
+// its first and last 4 KiB and windows at offsets that a fixed seed draws, the same on every rank
+// (a tensor no bigger than the windows is read whole). A file that was cut short, re-quantised, or
+// half downloaded or damaged over a stretch (zeros, another file's bytes) differs there, for a few
+// MB read on the 8B. A change of a few bytes between the windows shows only in the full hash of
+// every byte (--verify-weights full: the whole file read, seconds to minutes from an SD card).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -11,8 +14,15 @@ namespace r1pi {
 
 class GgufFile;
 
+enum class WeightCheck { Sampled, Full };
+// --verify-weights's names: "sampled", "full" (Error for another).
+WeightCheck weight_check(const std::string& name);
+const char* weight_check_name(WeightCheck check);
+// The names, for --help and errors: "sampled, full".
+const char* weight_check_names();
+
 using Fingerprint = std::array<uint8_t, 32>;
-Fingerprint model_fingerprint(const GgufFile& file);
+Fingerprint model_fingerprint(const GgufFile& file, WeightCheck check = WeightCheck::Sampled);
 std::string to_hex(const Fingerprint& f, size_t bytes = 8);
 
 }  // namespace r1pi

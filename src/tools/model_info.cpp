@@ -67,10 +67,10 @@ void print_config(const GgufFile& file) {
     const int n_ctx = int(std::min<uint32_t>(c.n_ctx_train, 4096));
     std::printf("  KV cache at context %d (--kv-type):", n_ctx);
     const char* sep = " ";
-    for (const char* type : {"f32", "f16", "q8_0"}) {
-      const GgmlType t = kv_cache_type(type);
+    for (const KvCacheType& kv : kKvCacheTypes) {
+      const GgmlType t = kv.type;
       if (t == GgmlType::Q8_0 && c.head_dim % QK8_0 != 0) continue;
-      std::printf("%s%s %s", std::exchange(sep, ", "), type,
+      std::printf("%s%s %s", std::exchange(sep, ", "), kv.name,
                   human_bytes(KvCache::bytes_for(int(c.n_layers), n_ctx, int(c.n_kv_heads), int(c.head_dim), t)).c_str());
     }
     std::printf("\n");

@@ -21,6 +21,11 @@
 #                   message names rank 1 and its file
 #   changed-file    rank 1 opens a copy with one byte changed near the end of the last tensor (past
 #                   its first 4 KiB): refused at start as "different model files"
+#   changed-middle  rank 1 opens a copy whose last tensor (output.weight, 107 kB) has its middle
+#                   half zeroed, past the first and last 4 KiB that the start-up check once read
+#                   alone (the run went on and printed garbage): refused at start as "different
+#                   model files"; and a copy with one byte changed in the middle of that tensor,
+#                   which the sampled check may miss, is refused with --verify-weights full
 #   different-models rank 1 opens another model (same shape, other seed): refused at start with
 #                   "different model files", exit 1
 #   too-many-ranks  5 ranks for a model with 4 KV heads (also with --weights-from-root): exit 1,
@@ -31,7 +36,8 @@
 #                   "rank 1: the KV cache ... would take", no hang while rank 0 would go on
 #   mismatched-options ranks started with different --sync (the MPMD command line `mpirun -np 1
 #                   r1pi ... : -np 1 r1pi ...`), --check-ranks on one rank only (rank 1, then rank
-#                   0), --weights-from-root on rank 2 only, a smaller -c on rank 1: each refused at
+#                   0), --weights-from-root on rank 2 only, a smaller -c on rank 1, --verify-weights
+#                   full on rank 1 only: each refused at
 #                   start, exit 1, naming the option and the rank
 #   bad-start-on-one-rank an unknown flag on rank 1, a bad value on rank 2, --help on rank 1 only,
 #                   a directory as rank 0's prompt file: exit 1 with "error: rank <r>: <why>", no
@@ -351,16 +357,20 @@ serve_fault() {
 }
 
 # A copy of the tiny model with something wrong with it, for one rank.
-flawed_copy() {  # flawed_copy truncated|changed OUT
+flawed_copy() {  # flawed_copy truncated|changed|middle-zeroed|middle-byte OUT
   cp "$tiny" "$2"
-  local size
+  local size output=107520  # output.weight: 512 rows of 256 Q6_K weights, the last tensor
   size=$(stat -c %s "$tiny")
   case $1 in
     truncated) truncate -s $((size / 2)) "$2" ;;
-    # 40 bytes before the end: inside output.weight (107 kB, the last tensor), past any padding.
-    changed) printf '\x5a' | dd of="$2" bs=1 seek=$((size - 40)) conv=notrunc status=none
-      if cmp -s "$tiny" "$2"; then die "the byte changed was already 0x5a"; fi ;;
+    # 40 bytes before the end: inside output.weight, past any padding.
+    changed) printf '\x5a' | dd of="$2" bs=1 seek=$((size - 40)) conv=notrunc status=none ;;
+    # The middle half of output.weight: from a quarter of it to three quarters.
+    middle-zeroed) head -c $((output / 2)) /dev/zero |
+      dd of="$2" bs=4096 seek=$((size - output * 3 / 4)) oflag=seek_bytes conv=notrunc status=none ;;
+    middle-byte) printf '\x5a' | dd of="$2" bs=1 seek=$((size - output / 2)) conv=notrunc status=none ;;
   esac
+  if cmp -s "$tiny" "$2"; then die "the copy ($1) is the same as the model"; fi
 }
 
 case "$case_name" in
@@ -385,6 +395,19 @@ case "$case_name" in
     flawed_copy changed "$work/changed.gguf"
     R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $work/changed.gguf" \
       refused 2 "error: the ranks opened different model files" -- "$PER_RANK" "$R1PI" -p hi -n 4 -t 1
+    ;;
+  changed-middle)
+    flawed_copy middle-zeroed "$work/zeroed.gguf"
+    R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $work/zeroed.gguf" \
+      refused 2 "error: the ranks opened different model files" -- "$PER_RANK" "$R1PI" -p hi -n 4 -t 1
+    flawed_copy middle-byte "$work/byte.gguf"
+    R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $work/byte.gguf" \
+      refused 2 "error: the ranks opened different model files" -- \
+      "$PER_RANK" "$R1PI" -p hi -n 4 -t 1 --verify-weights full
+    # The same file on both ranks passes the full check.
+    job 2 "$work/job.log" "$R1PI" -m "$tiny" -p hi -n 4 -t 1 --verify-weights full
+    [ "$rc" -eq 0 ] && pass "the same file passes --verify-weights full" \
+      || { fail "exit $rc with the same file and --verify-weights full"; show "$work/job.log"; }
     ;;
   different-models)
     R1PI_TEST_RANK0_ARGS="-m $tiny" R1PI_TEST_RANK1_ARGS="-m $R1PI_MPI_MODELS/tiny-seed8.gguf" \
@@ -423,6 +446,9 @@ case "$case_name" in
       "$PER_RANK" "${run[@]}"
     R1PI_TEST_RANK1_ARGS="-c 64" \
       refused 2 "error: rank 1 was started with -c/--ctx-size 64, rank 0 with the default" -- \
+      "$PER_RANK" "${run[@]}"
+    R1PI_TEST_RANK1_ARGS="--verify-weights full" \
+      refused 2 "error: rank 1 was started with --verify-weights full, rank 0 with sampled" -- \
       "$PER_RANK" "${run[@]}"
     ;;
   bad-start-on-one-rank)

@@ -20,12 +20,6 @@
 namespace r1pi {
 namespace {
 
-const LoadedModel& tiny() {
-  static const LoadedModel model =
-      load_model(test::make_model_file("forward-batcher", {.preset = "tiny", .seed = 11}));
-  return model;
-}
-
 struct Request {
   std::string prompt;
   GenerationOptions options;
@@ -42,15 +36,18 @@ GenerationOptions options(float temperature, int n_predict, uint64_t seed, int b
   return o;
 }
 
-std::vector<int32_t> tokens(const std::string& text) { return tiny().tokenizer->encode(text, true, true); }
+std::vector<int32_t> tokens(const std::string& text) {
+  return test::tiny_model(11).tokenizer->encode(text, true, true);
+}
 
 // One request alone on its own engine.
 std::vector<int32_t> alone(const Request& r) {
   ThreadPool pool(1);
   NoSync sync;
-  ModelForward forward(tiny().config, tiny().weights, tiny().shard, 512, pool, sync);
+  ModelForward forward(test::tiny_model(11).config, test::tiny_model(11).weights,
+                       test::tiny_model(11).shard, 512, pool, sync);
   LocalTokenSource source(forward);
-  return generate(source, *tiny().tokenizer, tokens(r.prompt), r.options, {}).generated;
+  return generate(source, *test::tiny_model(11).tokenizer, tokens(r.prompt), r.options, {}).generated;
 }
 
 // All requests at once, request i in slot i, as the server's engine thread drives them.
@@ -58,7 +55,8 @@ std::vector<std::vector<int32_t>> together(std::vector<Request> requests, Forwar
                                            int chunk = 0) {
   ThreadPool pool(2);
   NoSync sync;
-  ModelForward forward(tiny().config, tiny().weights, tiny().shard, 512, pool, sync, GgmlType::F32,
+  ModelForward forward(test::tiny_model(11).config, test::tiny_model(11).weights,
+                       test::tiny_model(11).shard, 512, pool, sync, GgmlType::F32,
                        int(requests.size()));
   LocalTokenSource engine(forward);
   ForwardBatcher batcher(engine);
@@ -70,7 +68,8 @@ std::vector<std::vector<int32_t>> together(std::vector<Request> requests, Forwar
     threads.emplace_back([&, i] {
       std::this_thread::sleep_for(std::chrono::milliseconds(requests[i].start_after_ms));
       SlotSource source(batcher, engine, chunk);
-      out[i] = generate(source, *tiny().tokenizer, tokens(requests[i].prompt), requests[i].options, {}).generated;
+      out[i] = generate(source, *test::tiny_model(11).tokenizer, tokens(requests[i].prompt), requests[i].options, {})
+                   .generated;
       batcher.leave();
     });
   }
@@ -109,7 +108,8 @@ TEST(ForwardBatcher, EachGenerationGetsItsTokensAlone) {
 TEST(ForwardBatcher, AnEngineErrorReachesTheCaller) {
   ThreadPool pool(1);
   NoSync sync;
-  ModelForward forward(tiny().config, tiny().weights, tiny().shard, 64, pool, sync, GgmlType::F32, 2);
+  ModelForward forward(test::tiny_model(11).config, test::tiny_model(11).weights,
+                       test::tiny_model(11).shard, 64, pool, sync, GgmlType::F32, 2);
   LocalTokenSource engine(forward);
   ForwardBatcher batcher(engine);
   batcher.join();

@@ -13,20 +13,16 @@
 namespace r1pi {
 namespace {
 
-const LoadedModel& tiny() {
-  static const LoadedModel model =
-      load_model(test::make_model_file("prompt-cache", {.preset = "tiny", .seed = 7}));
-  return model;
-}
-
 // A model and its KV cache, generating through the prompt cache (GenerationOptions::reuse_cache).
 struct Engine {
   explicit Engine(int n_ctx = 256)
-      : pool(2), forward(tiny().config, tiny().weights, tiny().shard, n_ctx, pool, sync), source(forward) {}
+      : pool(2),
+        forward(test::tiny_model().config, test::tiny_model().weights, test::tiny_model().shard, n_ctx, pool, sync),
+        source(forward) {}
   GenerationResult generate(const std::vector<int32_t>& prompt, GenerationOptions o,
                             const std::function<void(const std::string&)>& on_text) {
     o.reuse_cache = true;
-    GenerationResult r = r1pi::generate(source, *tiny().tokenizer, prompt, o, on_text);
+    GenerationResult r = r1pi::generate(source, *test::tiny_model().tokenizer, prompt, o, on_text);
     last_reused = r.cached_tokens;
     return r;
   }
@@ -37,7 +33,7 @@ struct Engine {
   int last_reused = 0;
 };
 
-std::vector<int32_t> tokens(const std::string& text) { return tiny().tokenizer->encode(text, true, true); }
+std::vector<int32_t> tokens(const std::string& text) { return test::tiny_model().tokenizer->encode(text, true, true); }
 
 GenerationOptions options(float temperature, int batch_size, int n_predict = 20) {
   GenerationOptions o;
@@ -72,7 +68,7 @@ TEST(PromptCache, AConversationReusesItsOwnAnswer) {
   const GenerationResult answer = warm.generate(turn, options(0.0f, 64, 12), {});
   std::vector<int32_t> next = turn;
   next.insert(next.end(), answer.generated.begin(), answer.generated.end());
-  const std::vector<int32_t> question = tiny().tokenizer->encode(" Q: and then? A:", false, true);
+  const std::vector<int32_t> question = test::tiny_model().tokenizer->encode(" Q: and then? A:", false, true);
   next.insert(next.end(), question.begin(), question.end());
   const GenerationResult second = warm.generate(next, options(0.0f, 64, 12), {});
   EXPECT_EQ(warm.last_reused, int(turn.size() + answer.generated.size() - 1));

@@ -65,16 +65,19 @@ void report_ranks(const MpiWorld& world, const LoadedModel& model, uint64_t kv_b
 }  // namespace
 
 std::optional<LoadedModel> load_shards(const std::string& path, bool weights_from_root,
-                                       const MpiWorld& world, const ShardWeights& weights) {
+                                       const MpiWorld& world, const ShardWeights& weights, WeightCheck check) {
   if (weights_from_root) return load_from_root(path, world, weights);
   std::optional<LoadedModel> loaded;
   Fingerprint fingerprint{};
   std::string error;
   try {
     GgufFile file = GgufFile::open(path);
-    fingerprint = model_fingerprint(file);
+    // The sampled fingerprint keys the cost cache whatever the check: --verify-weights full
+    // compares every byte, but the model is the same one.
+    const Fingerprint sampled = model_fingerprint(file);
+    fingerprint = check == WeightCheck::Sampled ? sampled : model_fingerprint(file, check);
     loaded = describe_model(file, world.rank(), world.size(), weights);
-    loaded->fingerprint = fingerprint;
+    loaded->fingerprint = sampled;
     MappedSliceSource source(file);
     load_weights(*loaded, file, source, world.is_root());
   } catch (const Error& e) {
@@ -118,7 +121,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
   // ---- the plan's weights, then every rank loads its shard; all agree that all succeeded ----
   const std::optional<ShardWeights> weights = agree_shard_weights(o.shard_weights, o.threads, world);
   if (!weights) return 1;
-  std::optional<LoadedModel> loaded = load_shards(o.model_path, o.weights_from_root, world, *weights);
+  std::optional<LoadedModel> loaded = load_shards(o.model_path, o.weights_from_root, world, *weights, o.verify_weights);
   if (!loaded) return 1;
   LoadedModel& model = *loaded;
   // The plan decides the sums' rounding, so the sha256 belongs to it: shown whenever it is not even.

@@ -21,9 +21,11 @@ int run_distributed(const RunOptions& options, const MpiWorld& world, const Sess
 
 // The steps of run_distributed that r1pi-bench shares. Both are collectives.
 // Every rank loads its shard of path (or receives it from rank 0); nothing when any rank failed or
-// the ranks opened different files (rank 0 printed why).
+// the ranks opened different files (rank 0 printed why); check: how much of its file each rank
+// hashes to find that out (--verify-weights).
 std::optional<LoadedModel> load_shards(const std::string& path, bool weights_from_root,
-                                       const MpiWorld& world, const ShardWeights& weights = {});
+                                       const MpiWorld& world, const ShardWeights& weights = {},
+                                       WeightCheck check = WeightCheck::Sampled);
 
 // What one rank computes with: its threads, the partial-sum exchange, the forward pass and KV cache.
 struct RankEngine {

@@ -9,6 +9,7 @@
 #include "neon/kernels.h"
 #include "ggml/quantize.h"
 #include "runtime/mpi/rank_watchdog.h"
+#include "runtime/run_options.h"
 
 namespace r1pi {
 
@@ -48,10 +49,12 @@ MPI_Op q8_0_slot_merge_op() {
 }
 
 SyncMethod parse_sync_method(const std::string& name) {
-  if (name == "allreduce") return SyncMethod::Allreduce;
-  if (name == "allgather") return SyncMethod::Allgather;
-  if (name == "direct") return SyncMethod::Direct;
-  throw Error("unknown sync method '" + name + "' (allreduce, allgather or direct)");
+  std::string names;
+  for (size_t i = 0; i < kSyncMethods.size(); ++i) {
+    if (name == kSyncMethods[i]) return SyncMethod(i);
+    names += (i ? ", " : "") + std::string(kSyncMethods[i]);
+  }
+  throw Error("unknown sync method '" + name + "' (" + names + ")");
 }
 
 Q8_0Sync::Q8_0Sync(SyncMethod method, int rank, int n_ranks)

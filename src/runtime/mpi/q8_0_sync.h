@@ -30,8 +30,9 @@ namespace r1pi {
 MPI_Datatype q8_0_datatype();
 MPI_Op q8_0_slot_merge_op();
 
-enum class SyncMethod { Allreduce, Allgather, Direct };
-SyncMethod parse_sync_method(const std::string& name);  // "allreduce" | "allgather" | "direct"
+// In the order of kSyncMethods' names (src/runtime/run_options.h).
+enum class SyncMethod { Allgather, Allreduce, Direct };
+SyncMethod parse_sync_method(const std::string& name);  // a name of kSyncMethods (Error for another)
 
 struct SyncStats {
   double seconds = 0;     // wall time inside reduce_sum (quantise, MPI, sum)

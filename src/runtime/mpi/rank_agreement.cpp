@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "layers/kv_cache.h"
+#include "runtime/mpi/q8_0_sync.h"
 #include "runtime/mpi/rank_watchdog.h"
 
 namespace r1pi {
@@ -56,18 +58,21 @@ std::string on_off(int32_t v) { return v ? "on" : "off"; }
 // Each of these changes which collectives a rank runs (or, for the context, which control
 // messages it accepts): ranks that differ would wait for each other forever.
 const SharedOption kSharedOptions[] = {
-    {"--sync", [](const RunOptions& o) { return int32_t(o.sync == "allreduce" ? 1 : o.sync == "direct" ? 2 : 0); },
-     [](int32_t v) { return std::string(v == 1 ? "allreduce" : v == 2 ? "direct" : "allgather"); }},
+    {"--sync", [](const RunOptions& o) { return int32_t(parse_sync_method(o.sync)); },
+     [](int32_t v) { return std::string(kSyncMethods[size_t(v)]); }},
     {"--weights-from-root", [](const RunOptions& o) { return int32_t(o.weights_from_root); }, on_off},
     {"--check-ranks", [](const RunOptions& o) { return int32_t(o.check_ranks); }, on_off},
+    // (ranks that hash different spans of one file would find their fingerprints different)
+    {"--verify-weights", [](const RunOptions& o) { return int32_t(o.verify_weights); },
+     [](int32_t v) { return std::string(weight_check_name(WeightCheck(v))); }},
     {"-c/--ctx-size", [](const RunOptions& o) { return int32_t(o.ctx_size); },
      [](int32_t v) { return v ? std::to_string(v) : std::string("the default"); }},
     // A worker outside a session would give up on an idle chat or server after --rank-timeout.
     {"--chat/--serve", [](const RunOptions& o) { return int32_t(o.session); }, on_off},
     {"--parallel", [](const RunOptions& o) { return int32_t(o.parallel); }, [](int32_t v) { return std::to_string(v); }},
     // (not a collective, but ranks with different caches would hold different hidden states)
-    {"--kv-type", [](const RunOptions& o) { return int32_t(o.kv_type == "f16" ? 1 : o.kv_type == "q8_0" ? 2 : 0); },
-     [](int32_t v) { return std::string(v == 1 ? "f16" : v == 2 ? "q8_0" : "f32"); }},
+    {"--kv-type", [](const RunOptions& o) { return int32_t(&kv_cache_type_named(o.kv_type) - kKvCacheTypes); },
+     [](int32_t v) { return std::string(kKvCacheTypes[v].name); }},
 };
 constexpr int kShared = int(sizeof kSharedOptions / sizeof kSharedOptions[0]);
 
