@@ -123,36 +123,6 @@ const Kernels& select_backend() {
   throw Error("R1PI_BACKEND=" + wanted + ": unknown backend (known: " + known + ")");
 }
 
-// One row per weight type that has kernels, in the order of kKernelTypes: what they take as
-// activations. A new type is one row here (and its place in kKernelTypes, kernels.h).
-struct TypeRow {
-  GgmlType type;
-  GgmlType activation;
-};
-constexpr TypeRow kTypes[] = {
-    {GgmlType::F32, GgmlType::F32},
-    {GgmlType::F16, GgmlType::F32},
-    {GgmlType::Q4_0, GgmlType::Q8_0},
-    {GgmlType::Q8_0, GgmlType::Q8_0},
-    {GgmlType::Q6_K, GgmlType::Q8_0},
-    {GgmlType::Q4_K, GgmlType::Q8_0},
-    {GgmlType::Q5_K, GgmlType::Q8_0},
-    {GgmlType::Q4_1, GgmlType::Q8_0},
-    {GgmlType::Q5_0, GgmlType::Q8_0},
-    {GgmlType::Q5_1, GgmlType::Q8_0},
-    {GgmlType::IQ4_NL, GgmlType::Q8_0},
-    {GgmlType::IQ4_XS, GgmlType::Q8_0},
-    {GgmlType::BF16, GgmlType::F32},
-    {GgmlType::Q2_K, GgmlType::Q8_0},
-    {GgmlType::Q3_K, GgmlType::Q8_0},
-};
-static_assert([] {
-  if (std::size(kTypes) != kKernelTypes.size()) return false;
-  for (size_t i = 0; i < kKernelTypes.size(); ++i)
-    if (kTypes[i].type != kKernelTypes[i]) return false;
-  return true;
-}(), "kTypes must have one row per entry of kKernelTypes, in its order");
-
 size_t type_index(GgmlType weight) {
   const size_t i = kernel_type_index(weight);
   if (i == kKernelTypes.size())
@@ -175,7 +145,7 @@ const Kernels& kernels() {
   return selected;
 }
 
-GgmlType activation_type(GgmlType weight) { return kTypes[type_index(weight)].activation; }
+GgmlType activation_type(GgmlType weight) { return kKernelTypeRows[type_index(weight)].activation; }
 
 const TypeKernels& for_type(const Kernels& backend, GgmlType weight) {
   const size_t i = type_index(weight);

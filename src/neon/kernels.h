@@ -112,12 +112,25 @@ struct WeightedSumArgs {
 };
 
 // The weight types that have kernels, in the order of every backend's per-type table
-// (Kernels::types). A new type is one entry here, one row of kernels.cpp's type table and a scalar
-// reference kernel (docs/extending.md: adding a weight type).
-inline constexpr std::array kKernelTypes = {
-    GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0,   GgmlType::Q8_0,   GgmlType::Q6_K, GgmlType::Q4_K,
-    GgmlType::Q5_K, GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::IQ4_NL,
-    GgmlType::IQ4_XS, GgmlType::BF16, GgmlType::Q2_K,   GgmlType::Q3_K};
+// (Kernels::types), each with the type its kernels take the activations in. A new type is one row
+// here and a scalar reference kernel (docs/extending.md: adding a weight type).
+struct KernelType {
+  GgmlType weight;
+  GgmlType activation;
+};
+inline constexpr KernelType kKernelTypeRows[] = {
+    {GgmlType::F32, GgmlType::F32},     {GgmlType::F16, GgmlType::F32},    {GgmlType::Q4_0, GgmlType::Q8_0},
+    {GgmlType::Q8_0, GgmlType::Q8_0},   {GgmlType::Q6_K, GgmlType::Q8_0},  {GgmlType::Q4_K, GgmlType::Q8_0},
+    {GgmlType::Q5_K, GgmlType::Q8_0},   {GgmlType::Q4_1, GgmlType::Q8_0},  {GgmlType::Q5_0, GgmlType::Q8_0},
+    {GgmlType::Q5_1, GgmlType::Q8_0},   {GgmlType::IQ4_NL, GgmlType::Q8_0}, {GgmlType::IQ4_XS, GgmlType::Q8_0},
+    {GgmlType::BF16, GgmlType::F32},    {GgmlType::Q2_K, GgmlType::Q8_0},  {GgmlType::Q3_K, GgmlType::Q8_0},
+};
+// The weight types of kKernelTypeRows, in its order.
+inline constexpr std::array kKernelTypes = [] {
+  std::array<GgmlType, std::size(kKernelTypeRows)> types{};
+  for (size_t i = 0; i < types.size(); ++i) types[i] = kKernelTypeRows[i].weight;
+  return types;
+}();
 
 // The place of a type in kKernelTypes; kKernelTypes.size() for a type without kernels.
 constexpr size_t kernel_type_index(GgmlType type) {
@@ -166,6 +179,13 @@ constexpr TypeTable for_every_type(std::initializer_list<TypeEntry> entries) {
     if (!n) throw std::invalid_argument("a type of kKernelTypes without its entry");
   return by_type(entries);
 }
+
+// The ops on floats as a backend's table lists them, each the function of that name in the
+// backend's namespace (ns: its qualifier, such as x86::, or nothing for the file's own): the list
+// of those members is written once, here, not once per backend.
+#define R1PI_FLOAT_OPS(ns)                                                                              \
+  .vec_dot_f32 = ns vec_dot_f32, .rmsnorm = ns rmsnorm, .softmax = ns softmax, .silu_mul = ns silu_mul, \
+  .rope = ns rope, .rope_neox = ns rope_neox, .axpy = ns axpy
 
 // One backend: the per-type kernels, and the ops on floats. Backends fill it with designated
 // initialisers (every entry but a type's must be filled: the kernel tests refuse a nullptr).
