@@ -1,11 +1,11 @@
 #include "ggml/ggml_type.h"
 
 #include <array>
-#include <cctype>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "common/ascii_lower.h"
 #include "ggml/fp16.h"
 #include "ggml/quant_blocks.h"
 #include "ggml/quantize.h"
@@ -121,22 +121,16 @@ std::string_view ggml_type_id_name(uint32_t type_id) {
   return type_id < kGgmlTypeNames.size() ? kGgmlTypeNames[type_id] : std::string_view();
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::optional<GgmlType> ggml_matrix_type_named(std::string_view name) {
   for (const GgmlTypeTraits& t : kTraits)
-    if (t.holds_matrix && lower(t.name) == lower(name)) return t.type;
+    if (t.holds_matrix && ascii_lower(t.name) == ascii_lower(name)) return t.type;
   return std::nullopt;
 }
 
 std::vector<std::string> ggml_matrix_type_names() {
   std::vector<std::string> names;
   for (const GgmlTypeTraits& t : kTraits)
-    if (t.holds_matrix) names.push_back(lower(t.name));
+    if (t.holds_matrix) names.push_back(ascii_lower(t.name));
   return names;
 }
 

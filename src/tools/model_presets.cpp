@@ -1,10 +1,10 @@
 #include "tools/model_presets.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <string_view>
 
+#include "common/ascii_lower.h"
 #include "common/error.h"
 #include "model/architecture.h"
 #include "tools/model_maker.h"
@@ -13,11 +13,6 @@
 namespace r1pi {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // The smallest vocabulary the built-in byte tokenizer can fill: 256 bytes, BOS and EOS.
 constexpr uint32_t kMinByteVocab = 258;
@@ -111,7 +106,7 @@ const Preset& find_preset(const std::string& arch, const std::string& name) {
   std::string known;
   for (const Preset& p : presets()) {
     if (p.arch != arch) continue;
-    if (lower(std::string(p.name)) == lower(name)) return p;
+    if (ascii_lower(p.name) == ascii_lower(name)) return p;
     known += (known.empty() ? "" : ", ") + std::string(p.name);
   }
   throw Error("unknown preset '" + name + "' for " + arch + " (known: " + known + ")");

@@ -1,8 +1,8 @@
 #include "tools/quant_mix.h"
 
-#include <algorithm>
 #include <array>
-#include <cctype>
+
+#include "common/ascii_lower.h"
 
 namespace r1pi {
 namespace {
@@ -61,8 +61,7 @@ constexpr std::array kMixes = {
 }  // namespace
 
 const QuantMix* quant_mix_named(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  const std::string lower = ascii_lower(name);
   for (const QuantMix& m : kMixes)
     if (m.name == lower) return &m;
   return nullptr;

@@ -21,6 +21,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "common/ascii_lower.h"
+
 #ifndef CPPHTTPLIB_OPENSSL_SUPPORT
 #error "r1pi_hub must be built with cpp-httplib's pkg-config flags (CPPHTTPLIB_OPENSSL_SUPPORT)"
 #endif
@@ -31,11 +33,6 @@ namespace {
 constexpr int kMaxRedirects = 10;
 constexpr size_t kErrorBodyBytes = 4096;
 constexpr size_t kBodyBytes = size_t(256) << 20;  // a listing page is kilobytes; a bound, not a limit
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 struct Url {
   std::string origin;  // scheme://host[:port]
@@ -50,7 +47,7 @@ Url split_url(const std::string& url, const std::string& what) {
     throw Error(what + ": not an http:// or https:// URL: " + url);
   std::string target = m[3].str();
   if (target.empty() || target[0] != '/') target = "/" + target;
-  return {lower(m[1].str()) + "://" + m[2].str(), target};
+  return {ascii_lower(m[1].str()) + "://" + m[2].str(), target};
 }
 
 bool is_redirect(int status) {
@@ -136,7 +133,7 @@ HubResponse HubClient::get(const std::string& path_or_url, const HubHeaders& hea
     std::exception_ptr failure;
     auto on_response = [&](const httplib::Response& r) {
       reply.status = r.status;
-      for (const auto& [name, value] : r.headers) reply.headers.emplace(lower(name), value);
+      for (const auto& [name, value] : r.headers) reply.headers.emplace(ascii_lower(name), value);
       redirect = is_redirect(r.status) && r.has_header("Location");
       if (redirect || !is_success(r.status) || !sink || !sink->head) return true;
       try {

@@ -1,0 +1,17 @@
+// The lowercase of a name, ASCII letters only: for case-insensitive matches of weight type, preset
+// and quantisation mix names and of URL schemes and HTTP header names. Not std::tolower, whose
+// answer depends on the locale the program runs under.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace r1pi {
+
+inline std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  return out;
+}
+
+}  // namespace r1pi
