@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "chat/chat_command.h"
+#include "chat/chat_format.h"
 #include "chat/completion.h"
 #include "chat/line_reader.h"
 #include "common/error.h"
@@ -72,7 +73,8 @@ void print_stats(const Completion& c) {
 }  // namespace
 
 int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions& options) {
-  const ChatTemplate chat_template = chosen_template(options, tokenizer);
+  const ChatFormat format = chat_format_for(options, tokenizer);
+  const ChatTemplate chat_template = format.family;
   CompletionSettings settings;
   settings.generation = options.generation;
   settings.generation.sampler = chat_sampler(options, chat_template);
@@ -82,7 +84,7 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   settings.cancelled = [] { return g_interrupted != 0; };
   std::fprintf(stderr,
                "chat: template %s, reasoning %s, temp %.2f, top-p %.2f; Ctrl-C stops an answer; %s\n",
-               chat_template_name(chat_template).c_str(), options.reasoning ? "on" : "off",
+               format.origin.c_str(), options.reasoning ? "on" : "off",
                settings.generation.sampler.temperature, settings.generation.sampler.top_p, kChatCommands);
 
   struct sigaction action {};
@@ -127,7 +129,17 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
       default: break;
     }
     messages.push_back({"user", std::move(input.text)});
-    const std::vector<int32_t> prompt = encode_chat(tokenizer, chat_template, messages, options.reasoning);
+    PromptInput in;
+    in.messages = messages;
+    if (!options.reasoning) in.thinking = false;
+    std::vector<int32_t> prompt;
+    try {
+      prompt = encode_chat_prompt(format, tokenizer, in);
+    } catch (const jinja::Error& e) {  // the template refused the conversation (raise_exception)
+      std::fprintf(stderr, "chat: the template refused this conversation: %s\n", e.what());
+      messages.pop_back();
+      continue;
+    }
     if (prompt.size() >= size_t(source.n_ctx())) {
       std::fprintf(stderr, "error: the conversation is %zu tokens and does not fit the context of %d (/reset starts over)\n",
                    prompt.size(), source.n_ctx());
