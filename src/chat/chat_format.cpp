@@ -84,6 +84,11 @@ std::string render_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, 
       m.content = tokenizer.mark_plain(m.content);
       m.reasoning_content = tokenizer.mark_plain(m.reasoning_content);
     }
+  // OpenAI's newer name for the system role, for templates that do not know it (Qwen's would
+  // drop the message).
+  if (f.source.find("developer") == std::string::npos)
+    for (ChatMessage& m : messages)
+      if (m.role == "developer") m.role = "system";
   if (!f.jinja) {
     // The named templates have no tool turns: earlier calls and results read as text.
     for (ChatMessage& m : messages) {

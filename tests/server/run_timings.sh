@@ -3,7 +3,9 @@
 # the CLI's columns, one row per forward across requests: after two completions (the second
 # starting from what the prompt cache holds) the rows feed exactly the tokens the two answers say
 # were fed (timings.prompt_n prompt tokens, then one per generated token but the last), each row
-# is in the file while the server still runs, and on several ranks every decode row moved bytes.
+# is written while the server still runs (to the temporary file beside FILE that becomes FILE when
+# the server stops: an older FILE stays whole until then), and on several ranks every decode row
+# moved bytes.
 source "$(dirname "$0")/lib.sh"
 np=${1:?usage: run_timings.sh NP}
 model=$(make_model r1)
@@ -18,9 +20,13 @@ for body in '{"prompt": "Once upon a time", "max_tokens": 5, "temperature": 0}' 
     die "not an answer: $answer"
   fed=$((fed + n))
 done
-[ -s "$csv" ] || die "no timings file $csv while the server runs"
-rows_fed=$(awk -F, 'NR > 1 {s += $2} END {print s + 0}' "$csv")  # read before the server stops
+live=$(ls "$SCRATCH"/.timings.csv.r1pi-tmp-* 2>/dev/null | head -n 1)
+[ -n "$live" ] && [ -s "$live" ] || die "no temporary timings file beside $csv while the server runs"
+[ ! -e "$csv" ] || die "$csv exists before the server stops (it should appear whole at the end)"
+rows_fed=$(awk -F, 'NR > 1 {s += $2} END {print s + 0}' "$live")  # read before the server stops
 stop_and_check timings "$np"
+[ -s "$csv" ] || die "no timings file $csv after the server stopped"
+[ -z "$(ls "$SCRATCH"/.timings.csv.r1pi-tmp-* 2>/dev/null)" ] || die "the temporary file is left beside $csv"
 [ "$(head -n 1 "$csv")" = "pos,tokens,pred_ms,sync_ms,sent_bytes,recv_bytes,accepted" ] || { cat "$csv"; die "not the CLI's header"; }
 [ "$rows_fed" -eq "$fed" ] || { cat "$csv"; die "the rows feed $rows_fed tokens while the server ran; the answers say $fed"; }
 if [ "$np" -gt 1 ]; then
