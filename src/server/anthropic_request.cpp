@@ -263,9 +263,12 @@ ApiRequest parse_anthropic_request(AnthropicRoute route, std::string_view text, 
   const json body = json::parse(text, nullptr, false);
   if (body.is_discarded()) bad_request("the body is not valid JSON");
   if (!body.is_object()) bad_request("the body must be a JSON object");
-  for (const auto& [name, value] : body.items())
+  for (const auto& item : body.items()) {
+    // A named key, not a structured binding: clang 14 (the fuzz build's) cannot capture one.
+    const std::string& name = item.key();
     if (std::none_of(std::begin(kFields), std::end(kFields), [&](const Field& f) { return name == f.name; }))
       bad_request("'" + name + "' is not a field r1pi's Messages API takes");
+  }
   ApiRequest r;
   r.endpoint = Endpoint::Chat;
   r.sampler = defaults;
