@@ -28,8 +28,8 @@ struct Answer {
   std::string stop_reason;
 };
 
-Answer generate_with(const std::shared_ptr<const Grammar>& grammar, int batch, bool spec, float temperature,
-                     int n_predict = 120) {
+Answer generate_under(std::shared_ptr<const TokenConstraint> constraint, int batch, bool spec, float temperature,
+                      int n_predict) {
   const LoadedModel& m = test::tiny_model();
   ThreadPool pool(1);
   NoSync sync;
@@ -42,13 +42,20 @@ Answer generate_with(const std::shared_ptr<const Grammar>& grammar, int batch, b
   o.sampler.seed = 11;
   o.spec.enabled = spec;
   o.spec.cost = CostCurve::flat(16);
-  if (grammar) o.constraint = std::make_shared<GrammarConstraint>(grammar, token_trie_of(*m.tokenizer));
+  o.constraint = std::move(constraint);
   Answer a;
   const GenerationResult r = generate(source, *m.tokenizer, m.tokenizer->encode("Once upon a time", true, false), o,
                                       [&](const std::string& t) { a.text += t; });
   a.ids = r.generated;
   a.stop_reason = r.stop_reason;
   return a;
+}
+
+Answer generate_with(const std::shared_ptr<const Grammar>& grammar, int batch, bool spec, float temperature,
+                     int n_predict = 120) {
+  return generate_under(grammar ? std::make_shared<GrammarConstraint>(grammar, token_trie_of(*test::tiny_model().tokenizer))
+                                : nullptr,
+                        batch, spec, temperature, n_predict);
 }
 
 const nlohmann::ordered_json kSchema = nlohmann::ordered_json::parse(R"({
@@ -106,17 +113,8 @@ class AllowsNothingAfterTwo final : public TokenConstraint {
 };
 
 TEST(ConstrainedGeneration, ARuleThatAllowsNothingEndsWithAClearError) {
-  const LoadedModel& m = test::tiny_model();
-  ThreadPool pool(1);
-  NoSync sync;
-  ModelForward forward(m.config, m.weights, m.shard, 128, pool, sync);
-  LocalTokenSource source(forward);
-  GenerationOptions o;
-  o.n_predict = 10;
-  o.sampler.temperature = 0;
-  o.constraint = std::make_shared<AllowsNothingAfterTwo>();
   try {
-    generate(source, *m.tokenizer, m.tokenizer->encode("Once", true, false), o, {});
+    generate_under(std::make_shared<AllowsNothingAfterTwo>(), 8, false, 0.0f, 10);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "the grammar allows no token after two tokens");
