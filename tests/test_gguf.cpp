@@ -94,7 +94,7 @@ TEST(GgufValue, DisplayStrings) {
   EXPECT_EQ(GgufValue::f32(0).to_display_string(), "0");
   EXPECT_EQ(GgufValue::boolean(false).to_display_string(), "false");
   EXPECT_EQ(GgufValue::string("a\"b\\c\nd\te\x01").to_display_string(),
-            "\"a\\\"b\\\\c\\nd\\te\\x01\"");
+            "\"a\\\"b\\\\c\\nd\\te\\u0001\"");
   EXPECT_EQ(GgufValue::string_array({}).to_display_string(), "[]");
   EXPECT_EQ(GgufValue::i32_array({1, 2, 3}).to_display_string(), "[1, 2, 3]");
   EXPECT_EQ(GgufValue::i32_array({1, 2, 3, 4, 5}).to_display_string(3), "[1, 2, 3, ... (5 items)]");

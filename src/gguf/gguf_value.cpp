@@ -1,5 +1,7 @@
 #include "gguf/gguf_value.h"
 
+#include "common/json_string.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -28,30 +30,6 @@ GgufValue make_array(GgufValueType element_type, const std::vector<T>& items, Ma
   value.array.reserve(items.size());
   for (const T& item : items) value.array.push_back(make(item));
   return value;
-}
-
-// Quoted, with control characters escaped so that a token like "\n" stays on one line.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          char hex[8];
-          std::snprintf(hex, sizeof hex, "\\x%02x",
-                        static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out += hex;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 // Shortest text that reads back as the same number, in plain notation for everyday magnitudes
@@ -111,7 +89,12 @@ std::string GgufValue::to_display_string(size_t max_items) const {
     case GgufValueType::FLOAT32: return shortest(static_cast<float>(f));
     case GgufValueType::FLOAT64: return shortest(f);
     case GgufValueType::BOOL: return u ? "true" : "false";
-    case GgufValueType::STRING: return quoted(s);
+    case GgufValueType::STRING: {
+      // Quoted, with control characters escaped so that a token like "\n" stays on one line.
+      std::string out;
+      append_json_string(out, s);
+      return out;
+    }
     case GgufValueType::ARRAY: {
       std::string out = "[";
       size_t shown = std::min(array.size(), max_items);

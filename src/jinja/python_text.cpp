@@ -1,5 +1,7 @@
 #include "jinja/python_text.h"
 
+#include "common/json_string.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -52,27 +54,6 @@ std::string repr_string(const std::string& s) {
   return out + quote;
 }
 
-void dump_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          append_hex(out, "\\u", static_cast<unsigned char>(c), 4);
-        else
-          out += c;
-    }
-  }
-  out += '"';
-}
-
 std::string json_float(double d) {
   if (std::isnan(d)) return "NaN";
   if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
@@ -102,7 +83,7 @@ void dump(std::string& out, const Value& v, const JsonStyle& style, int depth) {
     case Kind::Bool: out += v.b ? "true" : "false"; return;
     case Kind::Int: out += std::to_string(v.i); return;
     case Kind::Float: out += json_float(v.f); return;
-    case Kind::String: dump_string(out, v.s); return;
+    case Kind::String: append_json_string(out, v.s); return;
     case Kind::List:
     case Kind::Tuple: {
       if (v.generator) fail("Object of type generator is not JSON serializable");
@@ -137,7 +118,7 @@ void dump(std::string& out, const Value& v, const JsonStyle& style, int depth) {
         if (!first) out += style.item_separator;
         first = false;
         newline(depth + 1);
-        dump_string(out, k);
+        append_json_string(out, k);
         out += style.key_separator;
         dump(out, *e, style, depth + 1);
       }
