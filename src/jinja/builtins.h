@@ -2,6 +2,7 @@
 // with the methods of str, dict and list (x.strip(), d.items()), as jinja2's immutable sandbox
 // gives them, and the arithmetic and comparison operators with Python's semantics.
 #pragma once
+#include <cstddef>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -26,6 +27,26 @@ class Bound {
   std::vector<bool> given_;
   std::string function_;
 };
+
+// One builtin of a kind (a filter, a test, a method) in its kind's table, found by name.
+template <typename Fn>
+struct Named {
+  const char* name;
+  Fn fn;
+};
+template <typename Fn, size_t N>
+const Named<Fn>* find_named(const Named<Fn> (&table)[N], std::string_view name) {
+  for (const auto& entry : table)
+    if (name == entry.name) return &entry;
+  return nullptr;
+}
+
+// The function of that name in its kind's table; ValueError ("no filter named 'x'") where none is.
+template <typename Fn, size_t N>
+Fn named_or_fail(const Named<Fn> (&table)[N], const char* kind, std::string_view name) {
+  if (const Named<Fn>* entry = find_named(table, name)) return entry->fn;
+  fail("no " + std::string(kind) + " named '" + std::string(name) + "'");
+}
 
 // x | name(args); ValueError for an unknown filter.
 Value apply_filter(std::string_view name, const Value& v, CallArgs& args);

@@ -12,11 +12,7 @@ namespace r1pi::jinja {
 
 namespace {
 
-using FilterFn = Value (*)(const Value& v, CallArgs& args);
-struct Filter {
-  const char* name;
-  FilterFn fn;
-};
+using Filter = Named<Value (*)(const Value& v, CallArgs& args)>;
 
 // make_attrgetter: "a.b.0" looks up a, then b, then item 0, each item first.
 Value lookup_path(const Value& item, const std::string& path) {
@@ -411,20 +407,12 @@ const Filter kFilters[] = {
      [](const Value& v, CallArgs& a) { Bound b("attr", a, {"name"}); return get_attribute(v, b.string(0, "")); }},
 };
 
-const Filter* find_filter(std::string_view name) {
-  for (auto& f : kFilters)
-    if (name == f.name) return &f;
-  return nullptr;
-}
-
 }  // namespace
 
-bool filter_exists(std::string_view name) { return find_filter(name) != nullptr; }
+bool filter_exists(std::string_view name) { return find_named(kFilters, name) != nullptr; }
 
 Value apply_filter(std::string_view name, const Value& v, CallArgs& args) {
-  const Filter* f = find_filter(name);
-  if (!f) fail("no filter named '" + std::string(name) + "'");
-  return f->fn(v, args);
+  return named_or_fail(kFilters, "filter", name)(v, args);
 }
 
 }  // namespace r1pi::jinja

@@ -9,11 +9,7 @@ namespace r1pi::jinja {
 
 namespace {
 
-using TestFn = bool (*)(const Value& v, CallArgs& args);
-struct Test {
-  const char* name;
-  TestFn fn;
-};
+using Test = Named<bool (*)(const Value& v, CallArgs& args)>;
 
 const Value& one_argument(const char* name, CallArgs& args) {
   if (args.positional.size() != 1 || !args.keyword.empty())
@@ -116,20 +112,12 @@ const Test kTests[] = {
     {"test", [](const Value& v, CallArgs& a) { return no_arguments("test", a) && v.is_string() && test_exists(v.s); }},
 };
 
-const Test* find_test(std::string_view name) {
-  for (auto& t : kTests)
-    if (name == t.name) return &t;
-  return nullptr;
-}
-
 }  // namespace
 
-bool test_exists(std::string_view name) { return find_test(name) != nullptr; }
+bool test_exists(std::string_view name) { return find_named(kTests, name) != nullptr; }
 
 bool apply_test(std::string_view name, const Value& v, CallArgs& args) {
-  const Test* t = find_test(name);
-  if (!t) fail("no test named '" + std::string(name) + "'");
-  return t->fn(v, args);
+  return named_or_fail(kTests, "test", name)(v, args);
 }
 
 }  // namespace r1pi::jinja

@@ -12,11 +12,7 @@ namespace r1pi::jinja {
 
 namespace {
 
-using MethodFn = Value (*)(const Value& self, CallArgs& args);
-struct Method {
-  const char* name;
-  MethodFn fn;
-};
+using Method = Named<Value (*)(const Value& self, CallArgs& args)>;
 
 std::string object_type_repr(const Value& v) {
   return v.is_none() ? "None" : type_name(v) + " object";
@@ -211,13 +207,6 @@ const char* const kUnsafeListMethods[] = {"append", "clear", "pop", "reverse", "
 const char* const kUnsafeDictMethods[] = {"clear", "pop", "popitem", "setdefault", "update"};
 
 template <size_t N>
-const Method* find_method(const Method (&table)[N], std::string_view name) {
-  for (auto& m : table)
-    if (name == m.name) return &m;
-  return nullptr;
-}
-
-template <size_t N>
 bool listed(const char* const (&names)[N], std::string_view name) {
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return name == n; });
 }
@@ -236,17 +225,17 @@ std::optional<Value> python_attribute(const Value& obj, const std::string& name)
   if (!name.empty() && name[0] == '_') return unsafe();
   const Method* m = nullptr;
   switch (obj.kind) {
-    case Kind::String: m = find_method(kStringMethods, name); break;
+    case Kind::String: m = find_named(kStringMethods, name); break;
     case Kind::Dict:
       if (listed(kUnsafeDictMethods, name)) return unsafe();
-      m = find_method(kDictMethods, name);
+      m = find_named(kDictMethods, name);
       break;
     case Kind::List:
       if (listed(kUnsafeListMethods, name)) return unsafe();
-      m = find_method(kListMethods, name);
+      m = find_named(kListMethods, name);
       break;
     case Kind::Tuple:
-      m = name == "copy" ? nullptr : find_method(kListMethods, name);
+      m = name == "copy" ? nullptr : find_named(kListMethods, name);
       break;
     case Kind::Object:
       if (const Value* v = obj.object->find(name)) return *v;

@@ -312,20 +312,14 @@ class Parser {
     return e;
   }
 
-  ExprPtr or_expr() {
-    ExprPtr e = and_expr();
-    while (is_name("or")) {
+  // `or` binds looser than `and`, `and` than `not`: each a left-associative chain of the next.
+  ExprPtr or_expr() { return keyword_chain("or", Expr::Type::Or, &Parser::and_expr); }
+  ExprPtr and_expr() { return keyword_chain("and", Expr::Type::And, &Parser::not_expr); }
+  ExprPtr keyword_chain(const char* keyword, Expr::Type type, ExprPtr (Parser::*operand)()) {
+    ExprPtr e = (this->*operand)();
+    while (is_name(keyword)) {
       const Token& at = advance();
-      e = binary(Expr::Type::Or, at, std::move(e), and_expr());
-    }
-    return e;
-  }
-
-  ExprPtr and_expr() {
-    ExprPtr e = not_expr();
-    while (is_name("and")) {
-      const Token& at = advance();
-      e = binary(Expr::Type::And, at, std::move(e), not_expr());
+      e = binary(type, at, std::move(e), (this->*operand)());
     }
     return e;
   }

@@ -134,6 +134,18 @@ bool in_set(char32_t c, const std::u32string* chars) {
   return chars ? chars->find(c) != std::u32string::npos : is_space(c);
 }
 
+// The "key: value" items of a dict or an object's fields, comma separated, each key written by
+// key_repr.
+template <typename Pairs, typename KeyRepr>
+std::string repr_pairs(const Pairs& pairs, KeyRepr key_repr) {
+  std::string out;
+  for (auto& [k, e] : pairs) {
+    if (!out.empty()) out += ", ";
+    out += key_repr(k) + ": " + repr(e);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string float_repr(double d) {
@@ -195,26 +207,10 @@ std::string repr(const Value& v) {
       if (tuple && v.list->size() == 1) out += ",";
       return out + (tuple ? ")" : "]");
     }
-    case Kind::Dict: {
-      std::string out = "{";
-      bool first = true;
-      for (auto& [k, e] : v.dict->items) {
-        if (!first) out += ", ";
-        first = false;
-        out += repr(k) + ": " + repr(e);
-      }
-      return out + "}";
-    }
-    case Kind::Object: {
-      std::string out = "<" + v.object->type_name + " {";
-      bool first = true;
-      for (auto& [k, e] : v.object->fields) {
-        if (!first) out += ", ";
-        first = false;
-        out += repr_string(k) + ": " + repr(e);
-      }
-      return out + "}>";
-    }
+    case Kind::Dict: return "{" + repr_pairs(v.dict->items, [](const Value& k) { return repr(k); }) + "}";
+    case Kind::Object:
+      return "<" + v.object->type_name + " {" +
+             repr_pairs(v.object->fields, [](const std::string& k) { return repr_string(k); }) + "}>";
     case Kind::Callable: return "<function " + v.s + ">";
   }
   return "";

@@ -55,19 +55,11 @@ List unpack(const Value& v, size_t n) {
 
 const Value* Scope::find(std::string_view name) const {
   for (const Scope* s = this; s; s = s->parent.get())
-    for (auto& [k, v] : s->vars)
-      if (k == name) return &v;
+    if (const Value* v = find_field(s->vars, name)) return v;
   return nullptr;
 }
 
-void Scope::set(std::string_view name, Value value) {
-  for (auto& [k, v] : vars)
-    if (k == name) {
-      v = std::move(value);
-      return;
-    }
-  vars.emplace_back(std::string(name), std::move(value));
-}
+void Scope::set(std::string_view name, Value value) { set_field(vars, name, std::move(value)); }
 
 void Renderer::add_globals(Scope& globals) {
   globals.set("raise_exception", Value::callable("raise_exception", [](CallArgs& args) -> Value {

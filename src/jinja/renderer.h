@@ -15,7 +15,7 @@ namespace r1pi::jinja {
 
 struct Scope {
   std::shared_ptr<Scope> parent;
-  std::vector<std::pair<std::string, Value>> vars;
+  Fields vars;
   const Value* find(std::string_view name) const;
   void set(std::string_view name, Value value);
 };

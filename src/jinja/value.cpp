@@ -6,86 +6,35 @@
 
 namespace r1pi::jinja {
 
-Value Value::undefined(std::string what) {
-  Value v;
-  v.s = std::move(what);
-  return v;
-}
-
-Value Value::none() {
-  Value v;
-  v.kind = Kind::None;
-  return v;
-}
-
-Value Value::boolean(bool b) {
-  Value v;
-  v.kind = Kind::Bool;
-  v.b = b;
-  return v;
-}
-
-Value Value::integer(int64_t i) {
-  Value v;
-  v.kind = Kind::Int;
-  v.i = i;
-  return v;
-}
-
-Value Value::number(double f) {
-  Value v;
-  v.kind = Kind::Float;
-  v.f = f;
-  return v;
-}
-
-Value Value::string(std::string s, bool safe) {
-  Value v;
-  v.kind = Kind::String;
-  v.s = std::move(s);
-  v.safe = safe;
-  return v;
-}
+// Value is an aggregate: each maker names the members its kind uses.
+Value Value::undefined(std::string what) { return {.s = std::move(what)}; }
+Value Value::none() { return {.kind = Kind::None}; }
+Value Value::boolean(bool b) { return {.kind = Kind::Bool, .b = b}; }
+Value Value::integer(int64_t i) { return {.kind = Kind::Int, .i = i}; }
+Value Value::number(double f) { return {.kind = Kind::Float, .f = f}; }
+Value Value::string(std::string s, bool safe) { return {.kind = Kind::String, .safe = safe, .s = std::move(s)}; }
 
 Value Value::make_list(List items) {
-  Value v;
-  v.kind = Kind::List;
-  v.list = std::make_shared<List>(std::move(items));
-  return v;
+  return {.kind = Kind::List, .list = std::make_shared<List>(std::move(items))};
 }
 
 Value Value::make_tuple(List items) {
-  Value v = make_list(std::move(items));
-  v.kind = Kind::Tuple;
-  return v;
-}
-
-Value Value::make_dict() {
-  Value v;
-  v.kind = Kind::Dict;
-  v.dict = std::make_shared<Dict>();
-  return v;
-}
-
-Value Value::make_object(std::string type_name, bool mutable_attributes) {
-  Value v;
-  v.kind = Kind::Object;
-  v.object = std::make_shared<Object>(Object{std::move(type_name), mutable_attributes, {}});
-  return v;
-}
-
-Value Value::callable(std::string name, Function fn) {
-  Value v;
-  v.kind = Kind::Callable;
-  v.s = std::move(name);
-  v.fn = std::make_shared<Function>(std::move(fn));
-  return v;
+  return {.kind = Kind::Tuple, .list = std::make_shared<List>(std::move(items))};
 }
 
 Value Value::make_generator(List items) {
-  Value v = make_list(std::move(items));
-  v.generator = true;
-  return v;
+  return {.kind = Kind::List, .generator = true, .list = std::make_shared<List>(std::move(items))};
+}
+
+Value Value::make_dict() { return {.kind = Kind::Dict, .dict = std::make_shared<Dict>()}; }
+
+Value Value::make_object(std::string type_name, bool mutable_attributes) {
+  return {.kind = Kind::Object,
+          .object = std::make_shared<Object>(Object{std::move(type_name), mutable_attributes, {}})};
+}
+
+Value Value::callable(std::string name, Function fn) {
+  return {.kind = Kind::Callable, .s = std::move(name), .fn = std::make_shared<Function>(std::move(fn))};
 }
 
 const Value* Dict::find(const Value& key) const {
@@ -110,13 +59,13 @@ void Dict::set(Value key, Value value) {
   items.emplace_back(std::move(key), std::move(value));
 }
 
-const Value* Object::find(std::string_view name) const {
+const Value* find_field(const Fields& fields, std::string_view name) {
   for (auto& [k, v] : fields)
     if (k == name) return &v;
   return nullptr;
 }
 
-void Object::set(std::string_view name, Value value) {
+void set_field(Fields& fields, std::string_view name, Value value) {
   for (auto& [k, v] : fields)
     if (k == name) {
       v = std::move(value);
@@ -124,6 +73,9 @@ void Object::set(std::string_view name, Value value) {
     }
   fields.emplace_back(std::string(name), std::move(value));
 }
+
+const Value* Object::find(std::string_view name) const { return find_field(fields, name); }
+void Object::set(std::string_view name, Value value) { set_field(fields, name, std::move(value)); }
 
 void fail(const std::string& message) { throw ValueError(message); }
 

@@ -41,7 +41,6 @@ struct Value {
   std::shared_ptr<Object> object;  // Object
   std::shared_ptr<Function> fn;  // Callable
 
-  Value() = default;
   static Value undefined(std::string what);
   static Value none();
   static Value boolean(bool v);
@@ -72,11 +71,17 @@ struct Dict {
   void set(Value key, Value value);
 };
 
+// Names bound to values, in the order they were first bound (an object's fields, a scope's
+// variables): the value bound to a name or null; binding a name again replaces its value in place.
+using Fields = std::vector<std::pair<std::string, Value>>;
+const Value* find_field(const Fields& fields, std::string_view name);
+void set_field(Fields& fields, std::string_view name, Value value);
+
 // namespace() and loop: fields reached by attribute (and by item, as jinja2 falls back).
 struct Object {
   std::string type_name;
   bool mutable_attributes;
-  std::vector<std::pair<std::string, Value>> fields;
+  Fields fields;
   const Value* find(std::string_view name) const;
   void set(std::string_view name, Value value);
 };

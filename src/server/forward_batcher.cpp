@@ -36,26 +36,18 @@ void ForwardBatcher::wait_for(Call& call) {
 }
 
 std::vector<int32_t> ForwardBatcher::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {
-  Call call;
-  call.batch = &batch;
-  call.samplers = &samplers;
+  Call call{.kind = Call::Forward, .batch = &batch, .samplers = &samplers};
   wait_for(call);
   return std::move(call.picks);
 }
 
 void ForwardBatcher::truncate(int seq, int n) {
-  Call call;
-  call.kind = Call::Truncate;
-  call.seq = seq;
-  call.n = n;
+  Call call{.kind = Call::Truncate, .seq = seq, .n = n};
   wait_for(call);
 }
 
 void ForwardBatcher::copy(int src, int dst) {
-  Call call;
-  call.kind = Call::Copy;
-  call.src = src;
-  call.seq = dst;
+  Call call{.kind = Call::Copy, .seq = dst, .src = src};
   wait_for(call);
 }
 
