@@ -15,32 +15,25 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The rows of one forward that picks: a sampler each, with the row's mask (a constraint's state
+// The rows of one forward that picks: a sampler each, with the row's rule (a constraint's state
 // after the tokens before it) and a place for its log-probabilities.
 struct PickRows {
-  std::vector<TokenMask> masks;
+  std::vector<std::unique_ptr<TokenConstraint>> rules;
   std::vector<PickLogprobs> logprobs;
   std::vector<Sampler> samplers;
   std::vector<const Sampler*> pointers;
 
-  // rows: how many; masks holds one per row already, or none (no constraint).
+  // rows: how many; rules holds one per row already, or none (no constraint).
   void build(const SamplerParams& params, size_t rows) {
     logprobs.assign(rows, {});
     samplers.clear();
     pointers.clear();
     for (size_t i = 0; i < rows; ++i)
-      samplers.emplace_back(params, masks.empty() || masks[i].empty() ? nullptr : &masks[i],
+      samplers.emplace_back(params, rules.empty() ? nullptr : rules[i].get(),
                             params.n_probs >= 0 ? &logprobs[i] : nullptr);
     for (const Sampler& s : samplers) pointers.push_back(&s);
   }
 };
-
-// The constraint's mask for the next pick; an r1pi::Error when it allows nothing.
-TokenMask mask_of(const TokenConstraint& c) {
-  TokenMask mask;
-  if (!c.allowed(mask)) throw Error("the grammar allows no token after " + c.describe());
-  return mask;
-}
 }  // namespace
 
 void check_fits_context(size_t n_prompt, int n_predict, int n_ctx) {
@@ -61,16 +54,15 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
   GenerationResult result;
   std::unique_ptr<TokenConstraint> constraint = options.constraint ? options.constraint->clone() : nullptr;
   PickRows rows;
-  // The rows of a forward that picks `n` tokens (constrained: the masks along `draft`, already cut
-  // to what the constraint takes, so n = draft.size() + 1).
+  // The rows of a forward that picks `n` tokens (constrained: the rule's states along `draft`,
+  // already cut to what the constraint takes, so n = draft.size() + 1).
   auto rows_for = [&](const std::vector<int32_t>& draft) -> const std::vector<const Sampler*>& {
-    rows.masks.clear();
+    rows.rules.clear();
     if (constraint) {
-      std::unique_ptr<TokenConstraint> along = constraint->clone();
-      for (size_t i = 0;; ++i) {
-        rows.masks.push_back(mask_of(*along));
-        if (i == draft.size()) break;
-        along->accept(draft[i]);
+      rows.rules.push_back(constraint->clone());
+      for (int32_t t : draft) {
+        rows.rules.push_back(rows.rules.back()->clone());
+        rows.rules.back()->accept(t);
       }
     }
     rows.build(options.sampler, draft.size() + 1);
@@ -107,6 +99,9 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
 
   // Takes a chosen token; true when generation ends with it.
   auto keep = [&](int32_t t, size_t row) {
+    // A pick the rule refuses comes only from a row where it allows nothing (Sampler::pick_from_row).
+    if (constraint && !constraint->allows(t))
+      throw Error("the grammar allows no token after " + constraint->describe());
     result.generated.push_back(t);
     if (options.on_token) options.on_token();
     if (options.on_logprobs && options.sampler.n_probs >= 0) options.on_logprobs(rows.logprobs[row]);

@@ -99,25 +99,47 @@ PickLogprobs logprobs_of(const float* logits, int64_t n, int32_t chosen, int n_p
 
 }  // namespace
 
+// The pick from a processed row under a rule, asking for the rule's mask only where it can change
+// the pick: the pick draws from the row's best candidates (one when greedy, top_k when sampled), and
+// when the rule allows all of them they are also the best candidates of the masked row (the mask
+// only lowers refused ids to -inf), so the same draw picks the same id. A bounded candidate set is
+// needed: with top_k off every id is a candidate.
+int32_t Sampler::pick_under_rule(const float* row, int64_t n, int64_t position) const {
+  const int k = greedy() ? 1 : params_.top_k;
+  if (k > 0 && k < n) {
+    std::vector<Candidate> best;
+    if (greedy()) {
+      const int32_t id = argmax(row, n);
+      best.push_back({row[id], id});
+    } else {
+      best = top_candidates(row, n, k);
+    }
+    const bool unchanged = std::all_of(best.begin(), best.end(), [&](const Candidate& c) {
+      return c.logit > -INFINITY && rule_->allows(c.id);
+    });
+    if (unchanged) return greedy() ? best[0].id : sample_from(best, position);
+  }
+  TokenMask mask;
+  if (!rule_->allowed(mask) || mask.empty()) return sample(row, n, position);
+  std::vector<float> masked(row, row + n);
+  for (int64_t i = 0; i < n; ++i)
+    if (!mask_allows(mask, int32_t(i))) masked[size_t(i)] = -INFINITY;
+  return sample(masked.data(), n, position);
+}
+
 int32_t Sampler::pick_from_row(const float* logits, int64_t n, int64_t position, const int32_t* history,
                                size_t n_history) const {
   std::vector<float> row;
-  if (params_.penalties.active() || !params_.logit_bias.empty() || allowed_) {
+  if (params_.penalties.active() || !params_.logit_bias.empty()) {
     row.assign(logits, logits + n);
     apply_penalties(row.data(), n, 0, history, n_history, params_.penalties);
     for (const auto& [id, bias] : params_.logit_bias)
       if (id >= 0 && id < n) row[size_t(id)] += bias;
     logits = row.data();
   }
-  // The model's weights for the report, before the grammar's cut.
-  std::vector<float> weighed;
-  if (logprobs_ && params_.n_probs >= 0 && allowed_) weighed.assign(logits, logits + n);
-  if (allowed_)
-    for (int64_t i = 0; i < n; ++i)
-      if (!mask_allows(*allowed_, int32_t(i))) row[size_t(i)] = -INFINITY;
-  const int32_t chosen = sample(logits, n, position);
-  if (logprobs_ && params_.n_probs >= 0)
-    *logprobs_ = logprobs_of(weighed.empty() ? logits : weighed.data(), n, chosen, params_.n_probs);
+  const int32_t chosen = rule_ ? pick_under_rule(logits, n, position) : sample(logits, n, position);
+  // The model's weights for the report: the row before the rule's cut.
+  if (logprobs_ && params_.n_probs >= 0) *logprobs_ = logprobs_of(logits, n, chosen, params_.n_probs);
   return chosen;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sampling/penalties.h"
+#include "sampling/token_rule.h"
 
 namespace r1pi {
 
@@ -39,11 +40,6 @@ struct PickLogprobs {
   std::vector<TokenLogprob> top;  // n_probs of them, most likely first (ties to the lower id)
 };
 
-// The ids a grammar allows at one step: bit id of words[id / 64]. Each row of a batch has its own
-// (a draft's rows continue the grammar along the draft).
-using TokenMask = std::vector<uint64_t>;
-inline bool mask_allows(const TokenMask& m, int32_t id) { return (m[size_t(id) >> 6] >> (id & 63)) & 1; }
-
 struct Candidate {
   float logit;
   int32_t id;
@@ -66,15 +62,15 @@ double uniform_at(uint64_t seed, int64_t position);
 
 class Sampler {
  public:
-  // allowed: this row's grammar mask (null: every token); logprobs: where the pick's
+  // rule: this row's grammar state (null: every token); logprobs: where the pick's
   // log-probabilities go when params.n_probs >= 0. Both must outlive the pick.
-  explicit Sampler(const SamplerParams& params, const TokenMask* allowed = nullptr, PickLogprobs* logprobs = nullptr)
-      : params_(params), allowed_(allowed), logprobs_(logprobs) {}
+  explicit Sampler(const SamplerParams& params, const TokenRule* rule = nullptr, PickLogprobs* logprobs = nullptr)
+      : params_(params), rule_(rule), logprobs_(logprobs) {}
   const SamplerParams& params() const { return params_; }
   bool greedy() const { return params_.temperature <= 0.0f; }
   // A bias, a mask or log-probabilities need the whole row in one place: a multi-rank source
   // gathers such rows on rank 0 and picks there with pick_from_row(), as one rank would.
-  bool needs_whole_row() const { return allowed_ || !params_.logit_bias.empty() || params_.n_probs >= 0; }
+  bool needs_whole_row() const { return rule_ || !params_.logit_bias.empty() || params_.n_probs >= 0; }
   // Greedy or sampled choice, from a full row of logits, of the token at `position` (the absolute
   // position the chosen token will occupy).
   int32_t sample(const float* logits, int64_t n, int64_t position) const;
@@ -82,13 +78,16 @@ class Sampler {
   int32_t sample_from(const std::vector<Candidate>& candidates, int64_t position) const;
   // The whole pick from a whole row of raw logits (n: the vocabulary): penalties over the history
   // (the sequence up to and with the token whose successor is picked), bias, log-probabilities,
-  // mask, then sample(). Every token source's pick for a row, so each gives the same ids.
+  // rule's mask, then sample(). Every token source's pick for a row, so each gives the same ids.
+  // When the rule allows nothing the pick is unmasked: the caller, which holds the rule, says so.
   int32_t pick_from_row(const float* logits, int64_t n, int64_t position, const int32_t* history,
                         size_t n_history) const;
 
  private:
+  int32_t pick_under_rule(const float* row, int64_t n, int64_t position) const;
+
   SamplerParams params_;
-  const TokenMask* allowed_;
+  const TokenRule* rule_;
   PickLogprobs* logprobs_;
 };
 

@@ -8,20 +8,13 @@
 #include <memory>
 #include <string>
 
-#include "sampling/sampler.h"
+#include "sampling/token_rule.h"
 
 namespace r1pi {
 
-class TokenConstraint {
+class TokenConstraint : public TokenRule {
  public:
-  virtual ~TokenConstraint() = default;
   virtual std::unique_ptr<TokenConstraint> clone() const = 0;
-  // The ids allowed next, as n_vocab bits (end-of-generation ids where the rule may end here);
-  // left empty where the rule does not apply at this step (every id allowed, no mask to apply).
-  // False when none is allowed: the rule cannot be followed from here.
-  virtual bool allowed(TokenMask& mask) const = 0;
-  // Whether id may come next (a draft's check; cheaper than the whole mask).
-  virtual bool allows(int32_t id) const = 0;
   // Moves on by a chosen id (one allowed() allowed).
   virtual void accept(int32_t id) = 0;
   // Text the loop should know when the rule cannot go on (for the error).
