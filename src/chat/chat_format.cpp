@@ -42,7 +42,7 @@ std::vector<ChatMessage> with_tools_in_system(const ChatFormat& f, const PromptI
   std::vector<ChatMessage> out = in.messages;
   const std::string text = tools_system_text(f.tool_calls, in.tools, in.parallel_tool_calls);
   if (!out.empty() && (out[0].role == "system" || out[0].role == "developer")) out[0].content += "\n\n" + text;
-  else out.insert(out.begin(), ChatMessage{"system", text});
+  else out.insert(out.begin(), ChatMessage{.role = "system", .content = text});
   return out;
 }
 

@@ -17,10 +17,10 @@ struct ToolCall {
 struct ChatMessage {
   std::string role;     // "system", "developer", "user", "assistant" or "tool"
   std::string content;
-  std::string reasoning_content;     // assistant: its reasoning (the think block), when given apart
-  std::vector<ToolCall> tool_calls;  // assistant
-  std::string tool_call_id;          // tool: the call this result answers
-  std::string name;                  // tool: the function's name, where the client gives it
+  std::string reasoning_content{};   // assistant: its reasoning (the think block), when given apart
+  std::vector<ToolCall> tool_calls{};  // assistant
+  std::string tool_call_id{};        // tool: the call this result answers
+  std::string name{};                // tool: the function's name, where the client gives it
 };
 
 }  // namespace r1pi

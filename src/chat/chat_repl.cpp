@@ -96,7 +96,7 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
   const bool terminal = isatty(STDOUT_FILENO) == 1 && !std::getenv("NO_COLOR");
   LineReader reader;
   std::vector<ChatMessage> messages;
-  if (!options.system.empty()) messages.push_back({"system", options.system});
+  if (!options.system.empty()) messages.push_back({.role = "system", .content = options.system});
   const size_t first_turn = messages.size();
   Completion last;
   ChatInputLines lines;
@@ -128,7 +128,7 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
       case Kind::Nothing: continue;
       default: break;
     }
-    messages.push_back({"user", std::move(input.text)});
+    messages.push_back({.role = "user", .content = std::move(input.text)});
     PromptInput in;
     in.messages = messages;
     if (!options.reasoning) in.thinking = false;
@@ -152,8 +152,9 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
     printer.finish();
     print(last.finish_reason == "cancelled" ? " [stopped]\n" : "\n");
     // An unfinished reasoning is closed, so that the template drops it from the history too.
-    messages.push_back({"assistant", last.reasoned ? last.text.reasoning + "</think>" + last.text.content
-                                                   : last.text.content});
+    messages.push_back({.role = "assistant",
+                        .content = last.reasoned ? last.text.reasoning + "</think>" + last.text.content
+                                                 : last.text.content});
   }
   return 0;
 }

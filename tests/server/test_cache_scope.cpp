@@ -53,7 +53,9 @@ std::vector<int> cached_tokens(CacheScope scope, int n_slots, const std::vector<
     EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
     const json body = res && res->status == 200 ? json::parse(res->body) : json();
     cached.push_back(body.is_null() ? -1 : body["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>());
-    if (!body.is_null()) EXPECT_EQ(body["timings"]["cache_n"], cached.back());
+    if (!body.is_null()) {
+      EXPECT_EQ(body["timings"]["cache_n"], cached.back());
+    }
   }
   stop = true;
   server.join();
