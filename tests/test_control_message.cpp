@@ -100,6 +100,13 @@ TEST(ControlMessage, PickModesAreChecked) {
   m.entries[3].pick = PickMode(7);
   m.seal();
   EXPECT_EQ(problem(m), "unknown pick mode (token 3 of the batch)");
+  // A grammar's row sends candidates as top-k does: the same bounds.
+  for (int top_k : {1, 0}) {
+    m.entries[3].pick = PickMode::Ruled;
+    m.entries[3].top_k = top_k;
+    m.seal();
+    EXPECT_EQ(problem(m), top_k ? "" : "top_k 0 outside 1..300 (token 3 of the batch)");
+  }
 }
 
 TEST(ControlMessage, PenaltiesAreChecked) {

@@ -99,14 +99,24 @@ PickLogprobs logprobs_of(const float* logits, int64_t n, int32_t chosen, int n_p
 
 }  // namespace
 
-// The pick from a processed row under a rule, asking for the rule's mask only where it can change
-// the pick: the pick draws from the row's best candidates (one when greedy, top_k when sampled), and
-// when the rule allows all of them they are also the best candidates of the masked row (the mask
-// only lowers refused ids to -inf), so the same draw picks the same id. A bounded candidate set is
-// needed: with top_k off every id is a candidate.
-int32_t Sampler::pick_under_rule(const float* row, int64_t n, int64_t position) const {
+int Sampler::rule_candidates(int64_t n) const {
   const int k = greedy() ? 1 : params_.top_k;
-  if (k > 0 && k < n) {
+  return k > 0 && k < n ? k : 0;
+}
+
+// The best candidates of the row are also the best candidates of the masked row when the rule
+// allows them all (the mask only lowers refused ids to -inf), so the same draw picks the same id.
+// (A candidate at -inf could tie with refused ids that the mask lowers.)
+std::optional<int32_t> Sampler::pick_if_allowed(const std::vector<Candidate>& best, int64_t position) const {
+  for (const Candidate& c : best)
+    if (!(c.logit > -INFINITY) || !rule_->allows(c.id)) return std::nullopt;
+  return greedy() ? best.at(0).id : sample_from(best, position);
+}
+
+// The pick from a processed row under a rule, asking for the rule's whole mask only where it can
+// change the pick.
+int32_t Sampler::pick_under_rule(const float* row, int64_t n, int64_t position) const {
+  if (const int k = rule_candidates(n)) {
     std::vector<Candidate> best;
     if (greedy()) {
       const int32_t id = argmax(row, n);
@@ -114,10 +124,7 @@ int32_t Sampler::pick_under_rule(const float* row, int64_t n, int64_t position) 
     } else {
       best = top_candidates(row, n, k);
     }
-    const bool unchanged = std::all_of(best.begin(), best.end(), [&](const Candidate& c) {
-      return c.logit > -INFINITY && rule_->allows(c.id);
-    });
-    if (unchanged) return greedy() ? best[0].id : sample_from(best, position);
+    if (const std::optional<int32_t> id = pick_if_allowed(best, position)) return *id;
   }
   TokenMask mask;
   if (!rule_->allowed(mask) || mask.empty()) return sample(row, n, position);

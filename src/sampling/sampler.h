@@ -8,6 +8,7 @@
 // their best candidates and the result stays exactly the single-rank one.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,15 @@ class Sampler {
   // When the rule allows nothing the pick is unmasked: the caller, which holds the rule, says so.
   int32_t pick_from_row(const float* logits, int64_t n, int64_t position, const int32_t* history,
                         size_t n_history) const;
+  // Under a rule, a pick draws from the row's best candidates: how many (1 when greedy, top_k
+  // when sampled; 0 when top_k is off and every id is one, so the whole mask is needed) ...
+  int rule_candidates(int64_t n) const;
+  // ... and, given them in candidate order, the pick pick_from_row makes when the rule allows every
+  // one of them (the mask would change nothing), or nullopt when it refuses one.
+  std::optional<int32_t> pick_if_allowed(const std::vector<Candidate>& best, int64_t position) const;
+  // Only the rule asks for the whole row (no bias, no log-probabilities): a multi-rank source can
+  // gather the candidates first, and the whole row only where pick_if_allowed says no.
+  bool rule_only() const { return rule_ && params_.logit_bias.empty() && params_.n_probs < 0; }
 
  private:
   int32_t pick_under_rule(const float* row, int64_t n, int64_t position) const;

@@ -482,6 +482,12 @@ if (RANKS_URL)
     await besideALongOne(RANKS_URL, alone);
     await sameBytes(RANKS_URL, alone, "all at once");
     await cliAgrees(RANKS_URL, CLI_RANKS);
+    // With log-probabilities rank 0 gathers every row whole and masks it; without, the ranks send
+    // their best candidates and whole rows only where the grammar refuses one: the same picks.
+    for (const [i, [name, path, body]] of constrained.entries()) {
+      const logprobs = path === "/v1/completions" ? { logprobs: 2 } : { logprobs: true, top_logprobs: 2 };
+      assert.equal(await bytesOf(RANKS_URL, path, { ...body, ...logprobs }), alone[i], `whole rows (logprobs): ${name}`);
+    }
   });
 
 console.log(failures ? `FAIL: agents client (${KIND}): ${failures} check(s) failed` : `PASS: agents client (${KIND}, all checks)`);

@@ -52,9 +52,8 @@ std::string entries_problem(const BatchEntry* entries, size_t n, int n_ctx, int6
     if (int(e.seq) >= n_seqs) return "slot " + std::to_string(e.seq) + " outside 0.." + std::to_string(n_seqs - 1) + where;
     if (e.pos < 0 || e.pos >= n_ctx)
       return "position " + std::to_string(e.pos) + " outside the context of " + std::to_string(n_ctx) + where;
-    if (e.pick != PickMode::None && e.pick != PickMode::Greedy && e.pick != PickMode::TopK && e.pick != PickMode::Row)
-      return "unknown pick mode" + where;
-    if (e.pick == PickMode::TopK && (e.top_k < 1 || e.top_k > n_vocab))
+    if (uint8_t(e.pick) > uint8_t(PickMode::Ruled)) return "unknown pick mode" + where;
+    if ((e.pick == PickMode::TopK || e.pick == PickMode::Ruled) && (e.top_k < 1 || e.top_k > n_vocab))
       return "top_k " + std::to_string(e.top_k) + " outside 1.." + std::to_string(n_vocab) + where;
     const PenaltyParams& p = e.penalties;
     if (!std::isfinite(p.repeat) || !std::isfinite(p.frequency) || !std::isfinite(p.presence))

@@ -22,6 +22,8 @@ enum class PickMode : uint8_t {
   Greedy = 1,   // global argmax (MPI_MAXLOC, ties to the lowest id)
   TopK = 2,     // every rank sends its top_k candidates to rank 0
   Row = 3,      // no pick: every rank sends its part of the row, rank 0 keeps the whole row
+  Ruled = 4,    // a grammar's row: TopK's candidates (top_k 1 when greedy); rank 0 picks among them
+                // when the grammar allows them all, else asks for the row as Row gathers it
 };
 
 // One token of the batch: its sequence (KV cache slot), position and how the token after it is

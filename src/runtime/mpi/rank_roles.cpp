@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "common/error.h"
 #include "runtime/mpi/rank_watchdog.h"
@@ -64,7 +65,9 @@ void receive_control(ControlMessage& m, std::vector<BatchEntry>& extra, const Mo
 // ---- choosing the next tokens from the ranks' vocabulary rows ----
 // `logits` holds one row of this rank's vocabulary slice per entry that asks for a pick, in batch
 // order. The greedy rows travel in one reduction, the sampled ones in one gather (a batch may mix
-// sequences of both kinds; speculative decoding verifies a whole draft at once).
+// sequences of both kinds; speculative decoding verifies a whole draft at once). A grammar's rows
+// send their candidates first, and the whole row (on Llama 3, 128,256 floats: 512 KB) only when
+// the grammar refuses one of them.
 
 struct RowPick {
   PickMode mode;
@@ -122,10 +125,11 @@ std::vector<int32_t> pick_greedy(const std::vector<float>& logits, const std::ve
 
 // Sampling: each rank's top K candidates of every row (K the largest top_k of the rows) go to
 // rank 0, which keeps each row's global top_k in candidate order: the same list one rank holding
-// every row would build, so the draw (a function of the position) is unchanged.
-std::vector<int32_t> pick_top_k(const std::vector<float>& logits, const std::vector<size_t>& rows, size_t V,
-                                const std::vector<RowPick>& how, const Shard& shard, int n_ranks,
-                                const std::vector<const Sampler*>* samplers) {
+// every row would build, so the draw (a function of the position) is unchanged. Rank 0 gets every
+// row's list, the other ranks none.
+std::vector<std::vector<Candidate>> gather_candidates(const std::vector<float>& logits, const std::vector<size_t>& rows,
+                                                      size_t V, const std::vector<RowPick>& how, const Shard& shard,
+                                                      int n_ranks, bool root) {
   int top_k = 1;
   for (size_t r : rows) top_k = std::max(top_k, how[r].top_k);
   // top_k is at most the vocabulary (RootTokenSource caps it) and rows at most a batch: only a
@@ -142,15 +146,14 @@ std::vector<int32_t> pick_top_k(const std::vector<float>& logits, const std::vec
     row.resize(K, Candidate{-INFINITY, INT32_MAX});  // pad ranks with fewer rows
     mine.insert(mine.end(), row.begin(), row.end());
   }
-  std::vector<Candidate> all(samplers ? mine.size() * size_t(n_ranks) : 0);
+  std::vector<Candidate> all(root ? mine.size() * size_t(n_ranks) : 0);
   complete("the ranks' top-k candidates", [&](MPI_Request* req) {
     return MPI_Igather(mine.data(), int(per_rank), MPI_BYTE, all.data(), int(per_rank), MPI_BYTE, 0,
                        MPI_COMM_WORLD, req);
   });
-  if (!samplers) return {};
-  std::vector<int32_t> picks(rows.size());
-  for (size_t k = 0; k < rows.size(); ++k) {
-    std::vector<Candidate> row;
+  std::vector<std::vector<Candidate>> lists(root ? rows.size() : 0);
+  for (size_t k = 0; k < lists.size(); ++k) {
+    std::vector<Candidate>& row = lists[k];
     for (size_t rank = 0; rank < size_t(n_ranks); ++rank) {
       const Candidate* from = all.data() + (rank * rows.size() + k) * K;
       for (size_t i = 0; i < K; ++i)
@@ -158,9 +161,8 @@ std::vector<int32_t> pick_top_k(const std::vector<float>& logits, const std::vec
     }
     std::sort(row.begin(), row.end(), candidate_before);
     row.resize(std::min(row.size(), size_t(how[rows[k]].top_k)));
-    picks[k] = (*samplers)[rows[k]]->sample_from(row, how[rows[k]].position);
   }
-  return picks;
+  return lists;
 }
 
 // Whole rows: each rank's part of every row goes to rank 0, which lays them side by side in
@@ -212,12 +214,35 @@ std::vector<int32_t> pick(const std::vector<RowPick>& how, const std::vector<flo
   const size_t V = model_logits.size() / how.size();
   std::vector<float> copy;
   const std::vector<float>& logits = penalised(how, model_logits, V, shard, model.cache(), copy);
-  std::vector<size_t> greedy, sampled, whole;
+  std::vector<size_t> greedy, sampled, whole, ruled;
   for (size_t r = 0; r < how.size(); ++r)
-    (how[r].mode == PickMode::Greedy ? greedy : how[r].mode == PickMode::Row ? whole : sampled).push_back(r);
+    (how[r].mode == PickMode::Greedy ? greedy
+     : how[r].mode == PickMode::Row  ? whole
+     : how[r].mode == PickMode::Ruled ? ruled
+                                      : sampled)
+        .push_back(r);
   std::vector<int32_t> picks(how.size());
+  // A grammar's rows: the candidates first; rank 0 picks among them where the grammar allows them
+  // all, and names the other rows (one broadcast), whose whole rows join Row's gather below.
+  if (!ruled.empty()) {
+    const std::vector<std::vector<Candidate>> lists = gather_candidates(logits, ruled, V, how, shard, n_ranks, root);
+    std::vector<uint8_t> needs_row(ruled.size(), 0);
+    if (samplers)
+      for (size_t k = 0; k < ruled.size(); ++k) {
+        const std::optional<int32_t> id = (*samplers)[ruled[k]]->pick_if_allowed(lists[k], how[ruled[k]].position);
+        if (id) picks[ruled[k]] = *id;
+        else needs_row[k] = 1;
+      }
+    complete("rank 0's rows that its grammars need whole", [&](MPI_Request* req) {
+      return MPI_Ibcast(needs_row.data(), int(needs_row.size()), MPI_BYTE, 0, MPI_COMM_WORLD, req);
+    });
+    for (size_t k = 0; k < ruled.size(); ++k)
+      if (needs_row[k]) whole.push_back(ruled[k]);
+    std::sort(whole.begin(), whole.end());
+  }
   if (!whole.empty()) {
-    std::vector<float> rows = gather_rows(logits, whole, V, shard, n_ranks, n_vocab, root);
+    // The rows as the model gave them: pick_from_row applies a row's penalties itself.
+    std::vector<float> rows = gather_rows(model_logits, whole, V, shard, n_ranks, n_vocab, root);
     if (rows_out) {
       if (whole.size() != how.size()) throw Error("internal error: a batch that asks for picks and rows");
       *rows_out = std::move(rows);
@@ -236,8 +261,10 @@ std::vector<int32_t> pick(const std::vector<RowPick>& how, const std::vector<flo
     for (size_t k = 0; k < greedy.size(); ++k) picks[greedy[k]] = g[k];
   }
   if (!sampled.empty()) {
-    const std::vector<int32_t> t = pick_top_k(logits, sampled, V, how, shard, n_ranks, samplers);
-    for (size_t k = 0; k < t.size(); ++k) picks[sampled[k]] = t[k];
+    const std::vector<std::vector<Candidate>> lists = gather_candidates(logits, sampled, V, how, shard, n_ranks, root);
+    if (samplers)
+      for (size_t k = 0; k < sampled.size(); ++k)
+        picks[sampled[k]] = (*samplers)[sampled[k]]->sample_from(lists[k], how[sampled[k]].position);
   }
   return samplers ? picks : std::vector<int32_t>{};
 }
@@ -311,12 +338,16 @@ std::vector<int32_t> RootTokenSource::forward(const Batch& batch, const std::vec
     e = {batch.tokens[i], batch.positions[i], uint16_t(batch.seqs[i]), PickMode::None, 0, 0};
     if (!batch.logits[i]) continue;
     const Sampler& s = *samplers[row++];
-    e.pick = s.needs_whole_row() ? PickMode::Row : s.greedy() ? PickMode::Greedy : PickMode::TopK;
+    e.pick = s.rule_only() && s.rule_candidates(n_vocab) ? PickMode::Ruled
+             : s.needs_whole_row()                        ? PickMode::Row
+             : s.greedy()                                 ? PickMode::Greedy
+                                                          : PickMode::TopK;
     // top_k <= 0 means every row: each rank then sends all of its rows. More than every row is
     // every row too: the cap keeps --top-k 10000000 from costing every rank memory for padding
     // (and the gather's int count from overflowing).
     const int top_k = s.params().top_k;
     if (e.pick == PickMode::TopK) e.top_k = top_k > 0 ? std::min(top_k, n_vocab) : n_vocab;
+    if (e.pick == PickMode::Ruled) e.top_k = s.rule_candidates(n_vocab);
     if (s.params().penalties.active()) {
       e.penalties = s.params().penalties;
       e.penalties.last_n = std::min(e.penalties.last_n, model_.n_ctx());  // no history is longer
