@@ -148,7 +148,7 @@ TEST(ModelToolOutputs, QuantizeOverItsInputIsRefusedAndTheInputKept) {
   fs::create_symlink("in.gguf", dir + "/soft.gguf");
   fs::create_hard_link(in, dir + "/hard.gguf");
   const std::string before = test::read_file(in);
-  for (const std::string out : {in, dir + "/soft.gguf", dir + "/hard.gguf"}) {
+  for (const std::string& out : {in, dir + "/soft.gguf", dir + "/hard.gguf"}) {
     const auto r = test::run_command(tool() + " quantize --no-progress " + in + " " + out + " q4_0");
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("error: " + out + ": the output is the input file " + in), std::string::npos) << r.output;

@@ -136,7 +136,9 @@ TEST(PickFromRow, TheMaskIsBuiltOnlyWhereItChangesThePick) {
     const MaskRule rule(bits);
     EXPECT_EQ(Sampler(p, &rule).pick_from_row(row.data(), n, trial, nullptr, 0), expected) << "trial " << trial;
     (rule.masks_asked ? built : skipped) += 1;
-    if (p.top_k == 0 && p.temperature > 0) EXPECT_EQ(rule.masks_asked, 1);
+    if (p.top_k == 0 && p.temperature > 0) {
+      EXPECT_EQ(rule.masks_asked, 1);
+    }
   }
   // Both paths ran often enough to mean something.
   EXPECT_GT(skipped, 300);

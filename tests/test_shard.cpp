@@ -74,7 +74,9 @@ TEST(Shard, WeightedPartsAreWithinOneUnitOfTheirShare) {
         EXPECT_EQ(r.begin, next);
         EXPECT_GE(r.size(), 1u) << count << " part " << i;
         // Where every share is a unit or more, each part is within one unit of its own.
-        if (least >= 1) EXPECT_LT(std::abs(double(r.size()) - count * w[size_t(i)] / total), 1.0) << count << " part " << i;
+        if (least >= 1) {
+          EXPECT_LT(std::abs(double(r.size()) - count * w[size_t(i)] / total), 1.0) << count << " part " << i;
+        }
         next = r.end;
       }
       EXPECT_EQ(next, count);

@@ -53,8 +53,8 @@ class ForwardBatcher {
     const Batch* batch = nullptr;
     const std::vector<const Sampler*>* samplers = nullptr;
     int seq = 0, n = 0, src = 0;
-    std::vector<int32_t> picks;
-    std::string error;
+    std::vector<int32_t> picks{};
+    std::string error{};
     bool done = false;
   };
   void wait_for(Call& call);
