@@ -135,27 +135,27 @@ void accumulate_sixteens(float* acc, const Q* q, Scale scale, float dw, const bl
   }
 }
 
-float vec_dot_q6_K_q8_0(int64_t n, const block_q6_K* w, const block_q8_0* x) {
+// Q6_K and Q3_K: the q part alone, sub-block s of block b scaled by scale(b, s).
+template <typename Block, typename Unpack, typename Scale>
+float vec_dot_sixteens(int64_t n, const Block* w, const block_q8_0* x, Unpack unpack, Scale scale) {
   float acc[8] = {};
   int8_t q[QK_K];
   for (int64_t sb = 0; sb < n / QK_K; ++sb) {
-    unpack_q6_K(w[sb], q);
-    accumulate_sixteens(acc, q, [&](int s) { return int(w[sb].scales[s]); }, fp16_to_fp32(w[sb].d),
+    unpack(w[sb], q);
+    accumulate_sixteens(acc, q, [&](int s) { return scale(w[sb], s); }, fp16_to_fp32(w[sb].d),
                         x + sb * (QK_K / QK8_0));
   }
   return reduce8(acc);
 }
 
+float vec_dot_q6_K_q8_0(int64_t n, const block_q6_K* w, const block_q8_0* x) {
+  return vec_dot_sixteens(n, w, x, unpack_q6_K, [](const block_q6_K& b, int s) { return int(b.scales[s]); });
+}
+
 // Q3_K: the scale of sub-block s is its code - 32.
 float vec_dot_q3_K_q8_0(int64_t n, const block_q3_K* w, const block_q8_0* x) {
-  float acc[8] = {};
-  int8_t q[QK_K];
-  for (int64_t sb = 0; sb < n / QK_K; ++sb) {
-    unpack_q3_K(w[sb], q);
-    accumulate_sixteens(acc, q, [&](int s) { return q3_K_scale_code(w[sb].scales, s) - 32; },
-                        fp16_to_fp32(w[sb].d), x + sb * (QK_K / QK8_0));
-  }
-  return reduce8(acc);
+  return vec_dot_sixteens(n, w, x, unpack_q3_K,
+                          [](const block_q3_K& b, int s) { return q3_K_scale_code(b.scales, s) - 32; });
 }
 
 // Q2_K: the q part with the 4-bit scale, then lane k takes block k's min part over its two
