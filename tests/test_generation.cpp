@@ -533,11 +533,12 @@ TEST(Cli, ReversePromptEndsGenerationAtItsText) {
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(generated: (\d+) tokens \(stop: stop string\))"))) << r.output;
   EXPECT_EQ(sha256_line(r.output), sha256_line(test::run_command(run + " -n " + m[1].str()).output));
   EXPECT_EQ(stdout_of(run + " -n 200 -r " + stop), text.substr(0, text.find(stop)) + "\n");
-  // Stop texts in the repeating tail, where drafts are accepted up to and past them.
+  // Stop texts in the repeating tail, where drafts are accepted up to and past them: the first 6
+  // (each two runs; every one of the tail's took 160 s under qemu and 70 s under TSan).
   const std::string flat = test::scratch_dir("cli-reverse-prompt") + "/flat.txt";
   std::ofstream(flat) << "1 1\n2 1\n3 1\n4 1\n5 1\n6 1\n7 1\n8 1\n9 1\n";
   int tried = 0;
-  for (size_t i = text.size() / 2; i + 1 < text.size(); ++i) {
+  for (size_t i = text.size() / 2; i + 1 < text.size() && tried < 6; ++i) {
     const std::string tail_stop = text.substr(i, 2);
     if (alnum_run(" " + tail_stop, 2).empty()) continue;
     ++tried;
