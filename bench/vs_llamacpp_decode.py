@@ -15,7 +15,6 @@ With --prompt P the rounds time prefill instead (llama-bench's ppP): P tokens of
 the first P of its tokenization; r1pi: the text cut to P tokens or a few less, its count printed) in
 batches of 512 for both, tok/s of the whole prompt.
 """
-import argparse
 import json
 import os
 import re
@@ -40,21 +39,11 @@ def matrix_bytes(build, model):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-m", "--models", nargs="+", required=True)
-    p.add_argument("--build", help="r1pi's build folder (default build/)")
-    p.add_argument("-t", "--threads", type=int, default=2)
-    p.add_argument("-n", type=int, default=32, help="tokens decoded per run")
-    p.add_argument("--rounds", type=int, default=3)
+    p = runs.llamacpp_arguments(__doc__, 32)
     p.add_argument("--prompt", type=int, default=0, help="time a prefill of this many tokens instead of decode")
     a = p.parse_args()
     build = runs.build_dir(a.build)
-    npm = os.path.join(build, "test-scratch", "npm-llamacpp")
-    runs.checked(["bash", os.path.join(runs.SOURCE, "tests", "llamacpp", "npm_install.sh"), npm])
-    # node resolves an ES module's imports from its own folder: a copy beside the packages.
-    script = os.path.join(npm, "llamacpp_decode.mjs")
-    with open(os.path.join(runs.SOURCE, "bench", "llamacpp_decode.mjs")) as src, open(script, "w") as dst:
-        dst.write(src.read())
+    script = runs.llamacpp_script(build, "llamacpp_decode.mjs")
     bandwidth = runs.read_bandwidth(build, a.threads)
     rates = {m: {"r1pi": [], "llama.cpp": []} for m in a.models}
     # The prefill's text: the sentence llamacpp_decode.mjs repeats, cut to --prompt tokens by r1pi's

@@ -59,6 +59,31 @@ def r1pi_summary(stderr):
     return s
 
 
+def llamacpp_arguments(description, tokens):
+    """The command line shared by the scripts that run r1pi beside llama.cpp on the same files: the
+    models, the build folder, threads, tokens per run (default `tokens`) and rounds."""
+    import argparse
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-m", "--models", nargs="+", required=True)
+    p.add_argument("--build", help="r1pi's build folder (default build/)")
+    p.add_argument("-t", "--threads", type=int, default=2)
+    p.add_argument("-n", type=int, default=tokens, help="tokens decoded per run (at most, where a schema ends)")
+    p.add_argument("--rounds", type=int, default=3)
+    return p
+
+
+def llamacpp_script(build, name):
+    """bench/NAME (a node script that runs llama.cpp through node-llama-cpp), ready to run: the pinned
+    npm packages installed into the build folder once (tests/llamacpp/npm_install.sh), the script
+    copied beside them, as node resolves an ES module's imports from its own folder."""
+    npm = os.path.join(build, "test-scratch", "npm-llamacpp")
+    checked(["bash", os.path.join(SOURCE, "tests", "llamacpp", "npm_install.sh"), npm])
+    script = os.path.join(npm, name)
+    with open(os.path.join(SOURCE, "bench", name)) as src, open(script, "w") as dst:
+        dst.write(src.read())
+    return script
+
+
 def mpirun(np, hostfile=None):
     """scripts/mpirun's line for np ranks here (or over a hostfile); none for one local rank.
     $R1PI_MPIRUN names another launcher with the same command line (bench/mpi/netns_mpirun.sh:
