@@ -164,6 +164,12 @@ def chunked_upload(total=64 << 20, piece=64 << 10):
           f"a chunked upload: {status} after {sent >> 20} MiB sent of {total >> 20} ({error_message(body)})")
 
 
+def under_asan():
+    """Whether the server runs with AddressSanitizer (its runtime is mapped into the process)."""
+    with open(f"/proc/{os.environ['R1PI_SERVER_PID']}/maps") as f:
+        return "libasan" in f.read()
+
+
 def rss_bytes():
     with open(f"/proc/{os.environ['R1PI_SERVER_PID']}/status") as status:
         for line in status:
@@ -229,12 +235,14 @@ def held_bodies(n=100, size=1 << 20):
     finally:
         for s in conns:
             s.close()
-    # The server closes its ends as it reads theirs: RSS goes back within a few seconds.
+    # The server closes its ends as it reads theirs: RSS goes back within a few seconds. (Not under
+    # ASan, whose quarantine keeps freed memory resident by design, as mpi_long_run's README row says.)
     rss, deadline = rss_bytes(), time.monotonic() + BOUND
-    while rss - start_rss > (16 << 20) and time.monotonic() < deadline:
+    while rss - start_rss > (16 << 20) and time.monotonic() < deadline and not under_asan():
         time.sleep(0.1)
         rss = rss_bytes()
-    check(rss - start_rss <= (16 << 20), f"RSS after they closed: {start_rss >> 20} MiB before, {rss >> 20} MiB after")
+    if not under_asan():
+        check(rss - start_rss <= (16 << 20), f"RSS after they closed: {start_rss >> 20} MiB before, {rss >> 20} MiB after")
     print(f"MEASURE: {NAME}: RSS {start_rss >> 20} MiB at start, {held_rss >> 20} MiB with {n} bodies held or "
           f"refused, {rss >> 20} MiB after they closed", flush=True)
 
