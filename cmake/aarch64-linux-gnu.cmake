@@ -1,6 +1,5 @@
 # Cross build for 64-bit ARM (Raspberry Pi 5 / Pi 4) on a Debian x86-64 host:
-#   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
-#         [-DR1PI_AARCH64_CPU=cortex-a72]
+#   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
 # Compilers: Debian's g++-aarch64-linux-gnu. Libraries: the cross C/C++ runtime in
 # /usr/aarch64-linux-gnu plus Debian multiarch arm64 packages (libpcre2-dev:arm64,
 # libssl-dev:arm64 in /usr/lib/aarch64-linux-gnu; scripts/setup installs them). Header-only
@@ -8,24 +7,18 @@
 # Programs and tests run through qemu-aarch64 (CMAKE_CROSSCOMPILING_EMULATOR), so ctest and
 # gtest_discover_tests work unchanged.
 #
-# R1PI_AARCH64_CPU picks both -mcpu and the emulated CPU:
-#   cortex-a76 (default, Pi 5): NEON + dot product, the "neon-dotprod" backend;
-#   cortex-a72 (Pi 4): plain ARMv8-A NEON, the "neon" backend (a dotprod binary raises SIGILL there).
+# The code targets plain ARMv8-A, tuned for the Pi 5's Cortex-A76, so one binary runs on a Pi 4
+# and a Pi 5 (the dot-product kernels are one file of their own, chosen at run time: CMakeLists.txt).
+# The emulated CPU is qemu's QEMU_CPU (cortex-a76: Pi 5, neon-dotprod; cortex-a72: Pi 4, neon;
+# unset: qemu's "max", which has the dot product).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 
-if(NOT R1PI_AARCH64_CPU)
-  set(R1PI_AARCH64_CPU cortex-a76)
-endif()
-set(R1PI_AARCH64_CPU "${R1PI_AARCH64_CPU}" CACHE STRING "Target CPU (-mcpu and qemu -cpu)")
-# try_compile projects re-read this file: hand them the choice.
-list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES R1PI_AARCH64_CPU)
-
-set(CMAKE_C_FLAGS_INIT "-mcpu=${R1PI_AARCH64_CPU}")
-set(CMAKE_CXX_FLAGS_INIT "-mcpu=${R1PI_AARCH64_CPU}")
+set(CMAKE_C_FLAGS_INIT "-march=armv8-a -mtune=cortex-a76")
+set(CMAKE_CXX_FLAGS_INIT "-march=armv8-a -mtune=cortex-a76")
 
 # Search the cross sysroot and the multiarch tree; never run host programs found there.
 set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu /)
@@ -47,4 +40,4 @@ set(ENV{PKG_CONFIG_SYSROOT_DIR} "")
 # /etc/ld.so.cache: a loader and libc from two different glibc builds, and pthread_create hangs.
 set(R1PI_AARCH64_LIBRARY_PATH /usr/aarch64-linux-gnu/lib:/usr/lib/aarch64-linux-gnu)
 set(CMAKE_CROSSCOMPILING_EMULATOR
-    qemu-aarch64;-L;/usr/aarch64-linux-gnu;-E;LD_LIBRARY_PATH=${R1PI_AARCH64_LIBRARY_PATH};-cpu;${R1PI_AARCH64_CPU})
+    qemu-aarch64;-L;/usr/aarch64-linux-gnu;-E;LD_LIBRARY_PATH=${R1PI_AARCH64_LIBRARY_PATH})

@@ -117,7 +117,7 @@ TEST(Backends, DefaultIsTheFastest) {
 // The ARM backends of this build; prints the line scripts/test-aarch64 shows for each emulated CPU.
 TEST(Backends, NeonSelection) {
   if (!kernels_neon()) GTEST_SKIP() << "no NEON backend in this build";
-  std::printf("NEON backends in this build: %s%s; kernels() uses %s\n",
+  std::printf("NEON backends on this CPU: %s%s; kernels() uses %s\n",
               kernels_neon_dotprod() ? "neon-dotprod, " : "", kernels_neon()->name, kernels().name);
   EXPECT_STREQ(kernels_neon()->name, "neon");
   if (kernels_neon_dotprod()) {

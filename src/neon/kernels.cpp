@@ -3,6 +3,7 @@
 // per-type facts (activation_type, for_type).
 #include "neon/kernels.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <string>
@@ -11,6 +12,9 @@
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__clang__)
 #include <cpuid.h>
+#endif
+#if defined(__aarch64__)
+#include <sys/auxv.h>
 #endif
 
 namespace r1pi {
@@ -79,18 +83,49 @@ const Kernels* kernels_avx512_vnni() { return nullptr; }
 #endif
 // ---- end x86
 
+// ---- ARM: kernels_neon_dotprod.cpp alone is compiled for the dot-product extension (ARMv8.2), the
+// rest for plain ARMv8-A, so one binary serves a Pi 4 (Cortex-A72: "neon") and a Pi 5
+// (Cortex-A76: "neon-dotprod"): the HWCAP bit Linux reports decides.
+#if defined(__aarch64__)
+constexpr bool kArm = true;
+const Kernels* kernels_neon_dotprod_unchecked();
+
+const Kernels* kernels_neon_dotprod() {
+  static const bool supported = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return supported ? kernels_neon_dotprod_unchecked() : nullptr;
+}
+
+#if defined(__ARM_FEATURE_DOTPROD)
+// Flags that target the extension everywhere (-mcpu=cortex-a76) make a binary that dies of SIGILL
+// somewhere on a CPU without it, such as a Pi 4's Cortex-A72. Say so at start-up instead.
+namespace {
+[[maybe_unused]] const bool kCpuHasDotprod = [] {
+  if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) return true;
+  std::fputs("error: this r1pi was built for ARM's dot-product extension (-mcpu=cortex-a76 or "
+             "-march=armv8.2-a+dotprod: Raspberry Pi 5), which this CPU lacks; build it without "
+             "those flags to run on any 64-bit ARM board\n",
+             stderr);
+  std::_Exit(1);
+}();
+}  // namespace
+#endif
+#else
+constexpr bool kArm = false;
+const Kernels* kernels_neon_dotprod() { return nullptr; }
+#endif
+// ---- end ARM
+
 namespace {
 
 // Every backend but the scalar reference, fastest first: the default is the first one present.
-// ARM's are chosen at compile time (a dotprod build runs neon-dotprod and can be forced to plain
-// neon; a build without dotprod, Pi 4: -mcpu=cortex-a72, has only neon); x86's at run time.
+// Both ARM's and x86's are chosen at run time, by what the CPU has.
 struct Backend {
   const char* name;
   const Kernels* (*get)();  // nullptr where this build or CPU lacks it
   const char* lacks;        // why, on a build for its architecture where the CPU decides
 };
 constexpr Backend kBackends[] = {
-    {"neon-dotprod", kernels_neon_dotprod, nullptr},
+    {"neon-dotprod", kernels_neon_dotprod, kArm ? "this CPU lacks ARM's dot-product extension" : nullptr},
     {"neon", kernels_neon, nullptr},
     {"avx512-vnni", kernels_avx512_vnni, kX86 ? "this CPU or compiler lacks AVX-512 with VNNI" : nullptr},
     {"avx2-vnni", kernels_avx2_vnni, kX86 ? "this CPU or compiler lacks AVX-VNNI" : nullptr},

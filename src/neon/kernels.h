@@ -224,8 +224,8 @@ const Kernels& kernels_scalar();
 const Kernels& kernels();
 
 // ARM NEON backends (kernels_neon.cpp); nullptr where this build has none. "neon" exists in every
-// 64-bit ARM build; "neon-dotprod" only when compiled for the dot-product extension
-// (-mcpu=cortex-a76 or -march=armv8.2-a+dotprod), and then runs only on CPUs that have it.
+// 64-bit ARM build; "neon-dotprod" (kernels_neon_dotprod.cpp) where the CPU has the dot-product
+// extension (checked at run time: the rest of the binary is plain ARMv8-A).
 const Kernels* kernels_neon();
 const Kernels* kernels_neon_dotprod();
 

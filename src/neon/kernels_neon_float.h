@@ -1,6 +1,6 @@
 // The float products of the NEON backends (F32, F16 and BF16 weights, F32 activations): an R weight
 // rows x T tokens tile of the recipe (kernels.h) for the tiling of kernels_neon_shared.h, and
-// vec_dot_f32, which rmsnorm and attention use too. Included by kernels_neon.cpp only.
+// vec_dot_f32, which rmsnorm and attention use too. Included through kernels_neon_table.h only.
 #pragma once
 
 #if defined(__aarch64__) && defined(__ARM_NEON)

@@ -1,6 +1,6 @@
 // The NEON backends' Q8_0 activation quantiser and ops on floats: rmsnorm, softmax, silu_mul, rope,
-// axpy, and exp4 (r1pi's exp on four lanes, for softmax, silu_mul and expf_r1pi_neon). Included by
-// kernels_neon.cpp only.
+// axpy, and exp4 (r1pi's exp on four lanes, for softmax, silu_mul and expf_r1pi_neon). Included through
+// kernels_neon_table.h only.
 #pragma once
 
 #if defined(__aarch64__) && defined(__ARM_NEON)

@@ -3,7 +3,7 @@
 // This file: the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), a decoder per type
 // and one R weight rows x T tokens tile of the recipe (kernels.h), with its Ops for the tiling of
 // kernels_neon_shared.h; the types of 256-element super-blocks are kernels_neon_super_block.h's.
-// Included by kernels_neon.cpp only, which builds each for both lane sums.
+// Included through kernels_neon_table.h only, which builds each for both lane sums.
 #pragma once
 
 #if defined(__aarch64__) && defined(__ARM_NEON)

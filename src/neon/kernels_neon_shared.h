@@ -1,8 +1,9 @@
-// What every part of the NEON backends shares (kernels_neon.cpp has the two backends and the
-// rules they follow): small vector helpers, the float row elements, and the R weight rows x
-// T tokens tiling of every matrix product. Like the other kernels_neon_*.h, included by
-// kernels_neon.cpp only: the two tables and everything they point at are one translation unit,
-// split into files by concern. On other machines it is empty.
+// What every part of the NEON backends shares (kernels_neon.cpp says what the two backends are and
+// the rules they follow): small vector helpers, the float row elements, and the R weight rows x
+// T tokens tiling of every matrix product. Like the other kernels_neon_*.h, included through
+// kernels_neon_table.h only: each backend's table and everything it points at are one translation
+// unit (kernels_neon.cpp, kernels_neon_dotprod.cpp), split into files by concern. On other
+// machines it is empty.
 #pragma once
 
 #if defined(__aarch64__) && defined(__ARM_NEON)

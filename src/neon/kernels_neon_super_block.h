@@ -2,7 +2,7 @@
 // Q4_K, Q5_K, IQ4_XS, Q3_K, Q2_K): per type an unpacker of a super-block, and one R weight rows x
 // T tokens tile of the recipe (kernels.h) for all of them, with its Ops for the tiling of
 // kernels_neon_shared.h. The lane sums (PlainDot, SdotDot) and the 32-element types are
-// kernels_neon_quant.h's. Included by kernels_neon.cpp only, which builds each for both lane sums.
+// kernels_neon_quant.h's. Included through kernels_neon_table.h only, which builds each for both lane sums.
 #pragma once
 
 #if defined(__aarch64__) && defined(__ARM_NEON)

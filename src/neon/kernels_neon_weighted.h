@@ -1,5 +1,5 @@
 // Attention's weighted sums of value rows in the NEON backends (F32, F16 and Q8_0 values; recipe
-// in kernels.h). Included by kernels_neon.cpp only.
+// in kernels.h). Included through kernels_neon_table.h only.
 #pragma once
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
