@@ -81,13 +81,21 @@ bool declared_string(const ordered_json& tools, std::string_view function, const
     const ordered_json properties = f.contains("parameters") ? f["parameters"].value("properties", ordered_json())
                                                              : ordered_json();
     if (!properties.is_object() || !properties.contains(parameter)) return true;
-    const ordered_json type = properties[parameter].value("type", ordered_json());
-    if (type.is_string()) return type == "string";
-    if (type.is_array()) return std::find(type.begin(), type.end(), "string") != type.end();
-    return true;
+    return xml_value_is_text(properties[parameter]);
   }
   return true;
 }
+
+}  // namespace
+
+bool xml_value_is_text(const ordered_json& parameter_schema) {
+  const ordered_json type = parameter_schema.is_object() ? parameter_schema.value("type", ordered_json()) : ordered_json();
+  if (type.is_string()) return type == "string";
+  if (type.is_array()) return std::find(type.begin(), type.end(), "string") != type.end();
+  return true;
+}
+
+namespace {
 
 // <function=f>\n(<parameter=x>\nvalue\n</parameter>\n)*</function>
 ParsedCalls parse_xml_function(std::string_view text, const ordered_json& tools) {

@@ -22,6 +22,9 @@ using ParsedCalls = std::optional<std::vector<ParsedCall>>;
 // <function=f> block. tools (the request's `tools`, may be null) give QwenXml's parameter types:
 // a parameter typed other than string is read as JSON where it parses.
 ParsedCalls parse_tool_call_block(std::string_view body, const nlohmann::ordered_json& tools);
+// Whether QwenXml's value of a parameter with this JSON Schema is text (typed string, or untyped),
+// rather than JSON: the parser's rule, which the forced-call grammar follows too.
+bool xml_value_is_text(const nlohmann::ordered_json& parameter_schema);
 // Between "<｜tool▁call▁begin｜>" and "<｜tool▁call▁end｜>": "f<｜tool▁sep｜>{args}" (V3.1) or
 // "function<｜tool▁sep｜>f\n```json\n{args}\n```" (R1).
 ParsedCalls parse_deepseek_call(std::string_view body);

@@ -189,6 +189,8 @@ ToolCallShape tool_call_shape(const ToolCallFormat& format, const ordered_json& 
   return shape;
 }
 
+ordered_json tool_parameters(const ordered_json& tool) { return parameters_of(function_of(tool)); }
+
 ordered_json generic_response_schema() {
   return {{"type", "object"},
           {"properties", {{"response", {{"type", "string"}}}}},

@@ -61,6 +61,9 @@ struct ToolCallShape {
 // tool: one element of the request's `tools` ({"type": "function", "function": {...}}, or the
 // bare function object). Throws r1pi::Error when it has no function name.
 ToolCallShape tool_call_shape(const ToolCallFormat& format, const nlohmann::ordered_json& tool);
+// A tool's parameters: its JSON Schema, or an object schema without properties where it has none.
+// Throws as tool_call_shape.
+nlohmann::ordered_json tool_parameters(const nlohmann::ordered_json& tool);
 
 // Generic only, for "auto" tool choice: the answer that is no call, {"response": "..."}.
 nlohmann::ordered_json generic_response_schema();

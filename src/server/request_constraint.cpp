@@ -1,9 +1,11 @@
 #include "server/request_constraint.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
 #include "chat/grammar_constraint.h"
+#include "chat/tool_call_bodies.h"
 #include "common/error.h"
 #include "grammar/gbnf_parser.h"
 #include "grammar/gbnf_text.h"
@@ -54,13 +56,53 @@ std::string tool_name(const nlohmann::ordered_json& tool) {
   return f.value("name", "");
 }
 
+// Text without "</parameter>", where the parser ends a value: a '<' may start anything but that
+// (a value cannot end in '<' or a longer start of it, which the next "\n</parameter>" would extend).
+std::string xml_text_rule(const std::string& name) {
+  static constexpr std::string_view kClose = "</parameter>";
+  std::string rule = name + " ::= ([^<]";
+  for (size_t n = 1; n < kClose.size(); ++n)
+    rule += " | " + gbnf_literal(std::string(kClose.substr(0, n))) + " [^" + kClose[n] + "]";
+  return rule + ")*\n";
+}
+
+// Qwen3-Coder's call body after "<function=f>\n": a "<parameter=KEY>\nVALUE\n</parameter>\n" per
+// declared parameter, in the schema's order, the required ones always. A value the parser reads as
+// text (xml_value_is_text) is text (or one of an enum's strings), any other JSON of its schema
+// (with the parameters' $defs, for its references). Rules are named prefix + ...; the body is
+// prefix + "root".
+std::string xml_parameters_gbnf(const nlohmann::ordered_json& parameters, const std::string& prefix) {
+  const nlohmann::ordered_json properties = parameters.value("properties", nlohmann::ordered_json::object());
+  const nlohmann::ordered_json required = parameters.value("required", nlohmann::ordered_json::array());
+  std::string root = prefix + "root ::=", rules;
+  int i = 0;
+  for (const auto& [key, schema] : properties.items()) {
+    const std::string value = prefix + "v" + std::to_string(i++) + "-";
+    if (xml_value_is_text(schema) && schema.is_object() && schema.contains("enum") && schema["enum"].is_array()) {
+      std::string choices;  // the enum's values as the parser reads text back: strings bare
+      for (const nlohmann::ordered_json& v : schema["enum"])
+        choices += (choices.empty() ? "" : " | ") + gbnf_literal(v.is_string() ? v.get<std::string>() : v.dump());
+      if (choices.empty()) throw Error("'" + key + "': an empty 'enum' allows no value");
+      rules += value + "root ::= " + choices + "\n";
+    } else if (xml_value_is_text(schema)) {
+      rules += xml_text_rule(value + "root");
+    } else {
+      nlohmann::ordered_json own = schema.is_object() ? schema : nlohmann::ordered_json::object();
+      for (const char* defs : {"$defs", "definitions"})
+        if (parameters.contains(defs) && !own.contains(defs)) own[defs] = parameters[defs];
+      rules += prefixed(json_schema_to_gbnf(own), value);
+    }
+    const bool needed = std::find(required.begin(), required.end(), key) != required.end();
+    root += " (" + gbnf_literal("<parameter=" + key + ">\n") + " " + value + "root " + gbnf_literal("\n</parameter>\n") +
+            ")" + (needed ? "" : "?");
+  }
+  if (properties.empty()) root += " \"\"";
+  return root + "\n" + rules;
+}
+
 }  // namespace
 
 std::string tool_call_gbnf(const ApiRequest& r, const ToolCallFormat& format) {
-  if (format.syntax == ToolCallSyntax::QwenXml)
-    throw ApiError(400, "'tool_choice' " + std::string(r.tool_choice == ToolChoice::Required ? "required" : "naming a function") +
-                            " is not supported for the " + std::string(format.name) +
-                            " call syntax (its parameters are XML): use auto");
   const ToolCallLayout layout = tool_call_layout(format, r.parallel_tool_calls);
   std::string calls, rules;
   int k = 0;
@@ -69,7 +111,8 @@ std::string tool_call_gbnf(const ApiRequest& r, const ToolCallFormat& format) {
     const ToolCallShape shape = tool_call_shape(format, tool);
     const std::string prefix = "t" + std::to_string(k++) + "-";
     try {
-      rules += prefixed(json_schema_to_gbnf(shape.schema), prefix);
+      rules += format.syntax == ToolCallSyntax::QwenXml ? xml_parameters_gbnf(tool_parameters(tool), prefix)
+                                                        : prefixed(json_schema_to_gbnf(shape.schema), prefix);
     } catch (const Error& e) {
       throw ApiError(400, "'tools' (" + tool_name(tool) + ".parameters): " + e.what());
     }

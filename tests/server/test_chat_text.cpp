@@ -12,9 +12,14 @@
 #include "chat/chat_command.h"
 #include "chat/chat_template.h"
 #include "chat/reasoning_split.h"
+#include "chat/tool_call_format.h"
+#include "chat/tool_call_parser.h"
+#include "grammar/gbnf_parser.h"
+#include "grammar/grammar_test_support.h"
 #include "runtime/stop_strings.h"
 #include "server/api_error.h"
 #include "server/api_request.h"
+#include "server/request_constraint.h"
 #include "test_support.h"
 #include "tokenizer/hf_tokenizer_json.h"
 
@@ -340,6 +345,43 @@ TEST(ApiRequest, ToolsSchemasLogprobsAndBiasAreCheckedAndRead) {
   EXPECT_EQ(r.user, "alice");
   EXPECT_EQ(parse_api_request(text, R"({"prompt": "a", "n_probs": 5, "logit_bias": [[3, false]]})", SamplerParams{})
                 .sampler.n_probs, 5);
+}
+
+// Qwen3-Coder's forced call: its XML parameters in the schema's order, the required ones always,
+// text where the parser reads text (strings, an enum's values bare) and JSON of the schema elsewhere.
+// Every call the grammar matches is read back by the call parser as the arguments written.
+TEST(ToolCallGrammar, QwenXmlForcedCallFollowsTheParametersSchema) {
+  const std::string tools = R"([{"type": "function", "function": {"name": "get_weather", "parameters": {
+      "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1},
+                                       "unit": {"type": "string", "enum": ["c", "f"]},
+                                       "at": {"type": "array", "items": {"$ref": "#/$defs/hour"}}},
+      "required": ["city", "days"], "$defs": {"hour": {"type": "integer", "maximum": 23}}}}}])";
+  const ApiRequest r = parse_api_request(
+      Endpoint::Chat,
+      R"({"messages": [{"role": "user", "content": "q"}], "tool_choice": "required", "parallel_tool_calls": false, "tools": )" +
+          tools + "}",
+      SamplerParams{});
+  const ToolCallFormat format = tool_call_format_named("qwen3-coder");
+  const std::shared_ptr<const Grammar> g = parse_gbnf(tool_call_gbnf(r, format));
+  const nlohmann::ordered_json tools_json = nlohmann::ordered_json::parse(tools);
+  for (const char* arguments : {R"({"city": "Paris", "days": 3})", R"({"city": "a < b </p> </parameter x", "days": 1, "unit": "f"})",
+                                R"({"city": "", "days": 12, "at": [0, 23]})"}) {
+    const std::string call = render_tool_calls(format, {ToolCall{"", "get_weather", arguments}}, false);
+    EXPECT_TRUE(test::grammar_matches(g, call)) << call;
+    const ParsedOutput read = parse_tool_calls(format, call, {}, tools_json);
+    ASSERT_EQ(read.tool_calls.size(), 1u) << call;
+    EXPECT_EQ(nlohmann::ordered_json::parse(read.tool_calls[0].arguments), nlohmann::ordered_json::parse(arguments)) << call;
+  }
+  const std::string open = "<tool_call>\n<function=get_weather>\n", close = "</function>\n</tool_call>";
+  const std::string city = "<parameter=city>\nParis\n</parameter>\n";
+  for (const std::string& body : {city,                                                         // no days
+                                  "<parameter=days>\n3\n</parameter>\n" + city,                  // out of order
+                                  city + "<parameter=days>\nthree\n</parameter>\n",              // not an integer
+                                  city + "<parameter=days>\n0\n</parameter>\n",                  // under the minimum
+                                  city + "<parameter=days>\n2\n</parameter>\n<parameter=unit>\nk\n</parameter>\n",
+                                  city + "<parameter=days>\n2\n</parameter>\n<parameter=at>\n[24]\n</parameter>\n",
+                                  std::string("<parameter=city>\na</parameter>b\n</parameter>\n<parameter=days>\n2\n</parameter>\n")})
+    EXPECT_FALSE(test::grammar_matches(g, open + body + close)) << body;
 }
 
 TEST(ApiRequest, ReadsTheFields) {
