@@ -27,7 +27,7 @@ namespace {
 bool entry_ok(const r1pi::BatchEntry& e, int n_ctx, int64_t n_vocab, int n_seqs) {
   using r1pi::PickMode;
   const bool pick_ok = e.pick == PickMode::None || e.pick == PickMode::Greedy || e.pick == PickMode::Row ||
-                       (e.pick == PickMode::TopK && e.top_k >= 1 && e.top_k <= n_vocab);
+                       ((e.pick == PickMode::TopK || e.pick == PickMode::Ruled) && e.top_k >= 1 && e.top_k <= n_vocab);
   return e.token >= 0 && e.token < n_vocab && int(e.seq) < n_seqs && e.pos >= 0 && e.pos < n_ctx && pick_ok;
 }
 
