@@ -90,8 +90,12 @@ const Kernels* kernels_avx512_vnni() { return nullptr; }
 constexpr bool kArm = true;
 const Kernels* kernels_neon_dotprod_unchecked();
 
+namespace {
+bool cpu_has_dotprod() { return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0; }
+}  // namespace
+
 const Kernels* kernels_neon_dotprod() {
-  static const bool supported = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  static const bool supported = cpu_has_dotprod();
   return supported ? kernels_neon_dotprod_unchecked() : nullptr;
 }
 
@@ -100,7 +104,7 @@ const Kernels* kernels_neon_dotprod() {
 // somewhere on a CPU without it, such as a Pi 4's Cortex-A72. Say so at start-up instead.
 namespace {
 [[maybe_unused]] const bool kCpuHasDotprod = [] {
-  if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) return true;
+  if (cpu_has_dotprod()) return true;
   std::fputs("error: this r1pi was built for ARM's dot-product extension (-mcpu=cortex-a76 or "
              "-march=armv8.2-a+dotprod: Raspberry Pi 5), which this CPU lacks; build it without "
              "those flags to run on any 64-bit ARM board\n",

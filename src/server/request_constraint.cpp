@@ -6,6 +6,7 @@
 
 #include "chat/grammar_constraint.h"
 #include "chat/tool_call_bodies.h"
+#include "chat/tool_call_markers.h"
 #include "common/error.h"
 #include "grammar/gbnf_parser.h"
 #include "grammar/gbnf_text.h"
@@ -56,13 +57,15 @@ std::string tool_name(const nlohmann::ordered_json& tool) {
   return f.value("name", "");
 }
 
+using tool_markers::kParameterClose;
+using tool_markers::kParameterOpen;
+
 // Text without "</parameter>", where the parser ends a value: a '<' may start anything but that
 // (a value cannot end in '<' or a longer start of it, which the next "\n</parameter>" would extend).
 std::string xml_text_rule(const std::string& name) {
-  static constexpr std::string_view kClose = "</parameter>";
   std::string rule = name + " ::= ([^<]";
-  for (size_t n = 1; n < kClose.size(); ++n)
-    rule += " | " + gbnf_literal(std::string(kClose.substr(0, n))) + " [^" + kClose[n] + "]";
+  for (size_t n = 1; n < kParameterClose.size(); ++n)
+    rule += " | " + gbnf_literal(std::string(kParameterClose.substr(0, n))) + " [^" + kParameterClose[n] + "]";
   return rule + ")*\n";
 }
 
@@ -78,13 +81,14 @@ std::string xml_parameters_gbnf(const nlohmann::ordered_json& parameters, const 
   int i = 0;
   for (const auto& [key, schema] : properties.items()) {
     const std::string value = prefix + "v" + std::to_string(i++) + "-";
-    if (xml_value_is_text(schema) && schema.is_object() && schema.contains("enum") && schema["enum"].is_array()) {
+    const bool text = xml_value_is_text(schema);
+    if (text && schema.is_object() && schema.contains("enum") && schema["enum"].is_array()) {
       std::string choices;  // the enum's values as the parser reads text back: strings bare
       for (const nlohmann::ordered_json& v : schema["enum"])
         choices += (choices.empty() ? "" : " | ") + gbnf_literal(v.is_string() ? v.get<std::string>() : v.dump());
       if (choices.empty()) throw Error("'" + key + "': an empty 'enum' allows no value");
       rules += value + "root ::= " + choices + "\n";
-    } else if (xml_value_is_text(schema)) {
+    } else if (text) {
       rules += xml_text_rule(value + "root");
     } else {
       nlohmann::ordered_json own = schema.is_object() ? schema : nlohmann::ordered_json::object();
@@ -93,8 +97,8 @@ std::string xml_parameters_gbnf(const nlohmann::ordered_json& parameters, const 
       rules += prefixed(json_schema_to_gbnf(own), value);
     }
     const bool needed = std::find(required.begin(), required.end(), key) != required.end();
-    root += " (" + gbnf_literal("<parameter=" + key + ">\n") + " " + value + "root " + gbnf_literal("\n</parameter>\n") +
-            ")" + (needed ? "" : "?");
+    root += " (" + gbnf_literal(std::string(kParameterOpen) + key + ">\n") + " " + value + "root " +
+            gbnf_literal("\n" + std::string(kParameterClose) + "\n") + ")" + (needed ? "" : "?");
   }
   if (properties.empty()) root += " \"\"";
   return root + "\n" + rules;
