@@ -1,7 +1,7 @@
 // Agents and apps as they drive the server, through the npm clients they use: the official
-// openai client (tools, a tool-result turn, chat.completions.parse with zodResponseFormat,
-// response_format, logprobs, logit_bias), LangChain's ChatOpenAI (withStructuredOutput,
-// bindTools) and Anthropic's client (messages, streaming, tool use, x-api-key). Every constrained
+// openai client (chat.completions.parse with zodResponseFormat, response_format, logprobs,
+// logit_bias), LangChain's ChatOpenAI (withStructuredOutput) and Anthropic's client (messages,
+// streaming, x-api-key, count_tokens); tool calls are tool_calls_client.mjs's. Every constrained
 // answer is validated against its schema with ajv; every forced tool call must parse and validate.
 // Bad input must be a 400 naming the field, and a constrained request must give the same bytes on
 // every server of the run. Run by run_agents.sh:
@@ -16,168 +16,26 @@
 import OpenAI from "openai";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { ChatOpenAI } from "@langchain/openai";
-import { tool } from "@langchain/core/tools";
 import Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
-import Ajv2020 from "ajv/dist/2020.js";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { API_KEY, KIND, ask, callsOf, check, finish, forced, post, postJson, streamed, tools, valid,
+         validCalls } from "./agents_common.mjs";
 
-const { URL, PAR_URL, SPEC_URL, RANKS_URL, GEMMA_URL, API_KEY, KIND } = process.env;
+const { URL, PAR_URL, SPEC_URL, RANKS_URL, GEMMA_URL } = process.env;
 const CLI = JSON.parse(process.env.CLI), CLI_RANKS = RANKS_URL ? JSON.parse(process.env.CLI_RANKS) : null;
 const openai = new OpenAI({ baseURL: URL + "/v1", apiKey: API_KEY, maxRetries: 0 });
 const anthropic = new Anthropic({ baseURL: URL, apiKey: API_KEY, maxRetries: 0 });
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-let failures = 0;
-
-async function check(name, body) {
-  try {
-    await body();
-    console.log(`PASS: ${KIND}: ${name}`);
-  } catch (e) {
-    failures++;
-    console.log(`FAIL: ${KIND}: ${name}: ${e.stack || e}`);
-  }
-}
-
-// (zod's schemas name their draft in $schema, which ajv's 2020-12 build does not load: the
-// keywords used here mean the same in both.)
-function valid({ $schema, ...schema }, value, what) {
-  const validate = ajv.compile(schema);
-  assert.ok(validate(value), `${what} ${JSON.stringify(value)} is not valid: ${ajv.errorsText(validate.errors)}`);
-}
-
-// A random-weight model writes whatever a constraint lets it, so every schema here is bounded
-// (enums, integer ranges, short strings): the answer ends well within max_tokens.
-const weatherSchema = {
-  type: "object",
-  properties: {
-    city: { type: "string", enum: ["Paris", "Rome", "Oslo"] },
-    days: { type: "integer", minimum: 1, maximum: 7 },
-    unit: { type: "string", enum: ["c", "f"] },
-  },
-  required: ["city", "days", "unit"],
-  additionalProperties: false,
-};
-const timeSchema = {
-  type: "object",
-  properties: { zone: { type: "string", enum: ["UTC", "CET"] }, military: { type: "boolean" } },
-  required: ["zone", "military"],
-  additionalProperties: false,
-};
-const tools = [
-  { type: "function", function: { name: "get_weather", description: "The forecast for a city", parameters: weatherSchema } },
-  { type: "function", function: { name: "get_time", description: "The time in a zone", parameters: timeSchema } },
-];
-const schemaOf = { get_weather: weatherSchema, get_time: timeSchema };
 const Weather = z.object({
   city: z.enum(["Paris", "Rome", "Oslo"]),
   days: z.number().int().min(1).max(7),
   sunny: z.boolean(),
   note: z.string().max(12),
 });
-const ask = [{ role: "user", content: "What is the weather in Paris for the next 3 days?" }];
-const forced = { messages: ask, tools, tool_choice: "required", parallel_tool_calls: false, temperature: 0, max_tokens: 200 };
-
-function validCalls(calls, names = ["get_weather", "get_time"]) {
-  assert.ok(calls.length >= 1, "no tool call");
-  for (const call of calls) {
-    assert.ok(names.includes(call.name), `called '${call.name}', not one of ${names}`);
-    valid(schemaOf[call.name], JSON.parse(call.arguments), `${call.name}'s arguments`);
-  }
-}
-
-function post(base, path, body, headers = {}) {
-  return fetch(base + path, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${API_KEY}`, ...headers },
-    body: JSON.stringify(body),
-  });
-}
-async function postJson(base, path, body) {
-  const res = await post(base, path, body);
-  const answer = await res.json();
-  assert.equal(res.status, 200, JSON.stringify(answer));
-  return answer;
-}
-
-// A streamed chat answer put back together: text, reasoning and the calls (by index) from their deltas.
-async function streamed(body) {
-  const stream = await openai.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
-  const out = { reasoning: "", content: "", calls: [], finish: null, usage: null, logprobs: [] };
-  for await (const chunk of stream) {
-    if (chunk.usage) out.usage = chunk.usage;
-    const c = chunk.choices[0];
-    if (!c) continue;
-    out.reasoning += c.delta.reasoning_content ?? "";
-    out.content += c.delta.content ?? "";
-    for (const d of c.delta.tool_calls ?? []) {
-      const call = (out.calls[d.index] ??= { id: "", name: "", arguments: "" });
-      if (d.id) call.id = d.id;
-      call.name += d.function?.name ?? "";
-      call.arguments += d.function?.arguments ?? "";
-    }
-    out.logprobs.push(...(c.logprobs?.content ?? []));
-    out.finish = c.finish_reason ?? out.finish;
-  }
-  return out;
-}
-const callsOf = message => (message.tool_calls ?? []).map(c => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
-const withoutIds = calls => calls.map(({ name, arguments: args }) => ({ name, arguments: args }));
 
 // ---- openai ----
-
-await check("openai: tools with tool_choice required give valid tool_calls, whole and streamed", async () => {
-  const whole = await openai.chat.completions.create(forced);
-  const choice = whole.choices[0];
-  assert.equal(choice.finish_reason, "tool_calls", JSON.stringify(choice.message));
-  const calls = callsOf(choice.message);
-  validCalls(calls);
-  for (const c of choice.message.tool_calls) {
-    assert.equal(c.type, "function");
-    assert.ok(typeof c.id === "string" && c.id.length > 0, "a call id");
-  }
-  const s = await streamed(forced);
-  assert.equal(s.finish, "tool_calls");
-  validCalls(s.calls);
-  for (const c of s.calls) assert.ok(c.id.length > 0, "a streamed call id");
-  assert.deepEqual(withoutIds(s.calls), withoutIds(calls), "the streamed calls are the whole answer's");
-  assert.equal(s.content, choice.message.content ?? "");
-  assert.equal(s.usage.completion_tokens, whole.usage.completion_tokens);
-});
-
-await check("openai: a named function is the one called", async () => {
-  const body = { ...forced, tool_choice: { type: "function", function: { name: "get_time" } } };
-  const choice = (await openai.chat.completions.create(body)).choices[0];
-  assert.equal(choice.finish_reason, "tool_calls", JSON.stringify(choice.message));
-  validCalls(callsOf(choice.message), ["get_time"]);
-  // The client's own stream helper assembles the same calls.
-  const final = await openai.chat.completions.stream(body).finalChatCompletion();
-  assert.deepEqual(withoutIds(callsOf(final.choices[0].message)), withoutIds(callsOf(choice.message)));
-  assert.equal(final.choices[0].finish_reason, "tool_calls");
-});
-
-await check("openai: a tool-result turn (role tool) and a developer message go through", async () => {
-  const first = (await openai.chat.completions.create(forced)).choices[0].message;
-  validCalls(callsOf(first));
-  const messages = [{ role: "developer", content: "Answer in one word." }, ...ask,
-                    { role: "assistant", content: first.content, tool_calls: first.tool_calls },
-                    ...first.tool_calls.map(c => ({ role: "tool", tool_call_id: c.id, content: "18 C and sunny" }))];
-  const second = await openai.chat.completions.create({ messages, tools, max_tokens: 8, temperature: 0 });
-  assert.equal(second.object, "chat.completion");
-  assert.ok(["stop", "length", "tool_calls"].includes(second.choices[0].finish_reason));
-  // The result is in the prompt, where the template puts it.
-  const { prompt } = await postJson(URL, "/apply-template", { messages, tools });
-  assert.ok(prompt.includes("18 C and sunny"), prompt);
-  assert.ok(prompt.includes("Answer in one word."), prompt);
-});
-
-await check("/apply-template: the tools reach the prompt through the template", async () => {
-  const { prompt } = await postJson(URL, "/apply-template", { messages: ask, tools });
-  assert.ok(prompt.includes("get_weather") && prompt.includes("get_time"), prompt);
-  assert.ok(prompt.includes(ask[0].content), prompt);
-});
 
 await check("openai: chat.completions.parse with zodResponseFormat gives a valid parsed object", async () => {
   const format = zodResponseFormat(Weather, "weather");
@@ -226,7 +84,7 @@ await check("openai: logprobs with top_logprobs 3, one entry per token, whole an
   const text = Buffer.concat(entries.map(e => Buffer.from(e.bytes))).toString("utf8");
   const m = whole.choices[0].message;
   assert.ok(text.endsWith(m.content ?? "") && text.includes(m.reasoning_content ?? ""), JSON.stringify({ text, m }));
-  const s = await streamed(body);
+  const s = await streamed(openai, body);
   assert.deepEqual(s.logprobs, entries);
   // Completions: the legacy shape.
   const c = await openai.completions.create({ prompt: "Once upon a time", temperature: 0, max_tokens: 6, logprobs: 3 });
@@ -267,20 +125,6 @@ await check("@langchain/openai: withStructuredOutput(zod) returns a valid object
   }
 });
 
-await check("@langchain/openai: bindTools with tool_choice required returns tool_calls", async () => {
-  const getWeather = tool(async () => "18 C", {
-    name: "get_weather", description: "The forecast for a city",
-    schema: z.object({ city: z.enum(["Paris", "Rome", "Oslo"]), days: z.number().int().min(1).max(7), unit: z.enum(["c", "f"]) }),
-  });
-  const bound = langchain.bindTools([getWeather], { tool_choice: "required" });
-  const message = await bound.invoke("What is the weather in Paris?");
-  assert.ok(message.tool_calls.length >= 1, JSON.stringify(message));
-  for (const call of message.tool_calls) {
-    assert.equal(call.name, "get_weather");
-    valid(weatherSchema, call.args, "the call's args");
-  }
-});
-
 // ---- @anthropic-ai/sdk ----
 
 const textOf = message => message.content.filter(b => b.type === "text").map(b => b.text).join("");
@@ -313,27 +157,6 @@ await check("@anthropic-ai/sdk: messages.stream sends its events and assembles t
   assert.deepEqual(final.content, whole.content);
   assert.equal(final.stop_reason, whole.stop_reason);
   assert.equal(final.usage.output_tokens, whole.usage.output_tokens);
-});
-
-await check("@anthropic-ai/sdk: tool_choice any gives a tool_use block whose input validates, whole and streamed", async () => {
-  const body = { model: KIND, max_tokens: 200, temperature: 0, messages: ask, tool_choice: { type: "any", disable_parallel_tool_use: true },
-                 tools: tools.map(t => ({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters })) };
-  const message = await anthropic.messages.create(body);
-  assert.equal(message.stop_reason, "tool_use", JSON.stringify(message.content));
-  const uses = message.content.filter(b => b.type === "tool_use");
-  assert.ok(uses.length >= 1, JSON.stringify(message.content));
-  for (const u of uses) {
-    assert.ok(u.id.length > 0);
-    valid(schemaOf[u.name], u.input, `${u.name}'s input`);
-  }
-  const final = await anthropic.messages.stream(body).finalMessage();
-  assert.equal(final.stop_reason, "tool_use");
-  assert.deepEqual(final.content.filter(b => b.type === "tool_use").map(u => [u.name, u.input]), uses.map(u => [u.name, u.input]));
-  // The result goes back in as a tool_result block.
-  const next = await anthropic.messages.create({ ...body, tool_choice: { type: "auto" }, max_tokens: 8,
-    messages: [...ask, { role: "assistant", content: message.content },
-               { role: "user", content: uses.map(u => ({ type: "tool_result", tool_use_id: u.id, content: "18 C" })) }] });
-  assert.equal(next.type, "message");
 });
 
 await check("@anthropic-ai/sdk: x-api-key is the key; a wrong one is a 401; count_tokens counts", async () => {
@@ -490,5 +313,4 @@ if (RANKS_URL)
     }
   });
 
-console.log(failures ? `FAIL: agents client (${KIND}): ${failures} check(s) failed` : `PASS: agents client (${KIND}, all checks)`);
-process.exit(failures ? 1 : 0);
+finish("agents client");

@@ -13,12 +13,14 @@ rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH"
 server_pids=()
 
-# node_script FILE: a copy of tests/server/FILE beside the npm packages, where node's module
-# resolution (ES modules ignore NODE_PATH) finds them; prints its path.
+# node_script FILE [MODULE...]: copies of tests/server/FILE and the modules it imports in a folder
+# of this test's below the npm packages, where node's module resolution (ES modules ignore
+# NODE_PATH) finds them; prints FILE's path.
 node_script() {
-  local copy=$NPM_DIR/$TEST_NAME-$1
-  cp "$R1PI_SOURCE_DIR/tests/server/$1" "$copy"
-  echo "$copy"
+  local dir=$NPM_DIR/scripts/$TEST_NAME
+  mkdir -p "$dir"
+  for file in "$@"; do cp "$R1PI_SOURCE_DIR/tests/server/$file" "$dir/"; done
+  echo "$dir/$1"
 }
 
 die() { echo "FAIL: $TEST_NAME: $*"; exit 1; }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# run_agents.sh KIND RANKS: the agents' npm clients (agents_client.mjs: openai, @langchain/openai,
-# @anthropic-ai/sdk, with zod and ajv) against servers on the model KIND: qwen3 (random weights,
-# tiny preset, Qwen3's vocabulary and chat template), llama (random weights, tiny preset, Llama 3's
-# vocabulary and Llama 3.1's template) or stories (stories260K, ChatML). Servers of the model answer
-# the same constrained requests: one slot (with --api-key, as all of them), --parallel 2, --spec,
-# and with RANKS 2 two ranks under mpirun (--parallel 2 --spec), compared with the CLI on as many
-# ranks; for stories also one with Gemma 2's template (its raise_exception). Every server must then
-# stop cleanly on SIGTERM.
+# run_agents.sh KIND RANKS: the agents' npm clients (openai, @langchain/openai, @anthropic-ai/sdk,
+# with zod and ajv) against servers on the model KIND: qwen3 (random weights, tiny preset, Qwen3's
+# vocabulary and chat template), llama (random weights, tiny preset, Llama 3's vocabulary and
+# Llama 3.1's template) or stories (stories260K, ChatML). agents_client.mjs: servers of the model
+# answer the same constrained requests: one slot (with --api-key, as all of them), --parallel 2,
+# --spec, and with RANKS 2 two ranks under mpirun (--parallel 2 --spec), compared with the CLI on
+# as many ranks; for stories also one with Gemma 2's template (its raise_exception).
+# tool_calls_client.mjs: tool calls on the one-slot server, in the syntax of the model's template,
+# and for qwen3 also on a server with Qwen3-Coder's template (its XML calls). Every server must
+# then stop cleanly on SIGTERM.
 source "$(dirname "$0")/lib.sh"
 kind=${1:?usage: run_agents.sh KIND RANKS} ranks=${2:?usage: run_agents.sh KIND RANKS}
 "$R1PI_SOURCE_DIR/tests/server/npm_install.sh" "$NPM_DIR" || die "npm install failed"  # a no-op after server_npm
@@ -16,12 +18,12 @@ make_random() {  # make_random ARCH TOKENIZER_JSON: a random tiny model with tha
     -o "$SCRATCH/$kind.gguf" >/dev/null || die "r1pi-model make failed"
   echo "$SCRATCH/$kind.gguf"
 }
-case "$kind" in
-  qwen3) model=(-m "$(make_random qwen3 "$R1PI_SHARED_DATA/qwen/tokenizers/qwen3/tokenizer.json")"
-                --chat-template-file "$templates/Qwen-Qwen3-0.6B.jinja") ;;
+case "$kind" in  # the model, and the syntax its template's calls are written in
+  qwen3) weights=(-m "$(make_random qwen3 "$R1PI_SHARED_DATA/qwen/tokenizers/qwen3/tokenizer.json")")
+         model=("${weights[@]}" --chat-template-file "$templates/Qwen-Qwen3-0.6B.jinja") syntax=hermes ;;
   llama) model=(-m "$(make_random llama "$R1PI_SHARED_DATA/llama3-tokenizer.json")"
-                --chat-template-file "$templates/meta-llama-Llama-3.1-8B-Instruct.jinja") ;;
-  stories) model=(-m "$(make_model stories)") ;;
+                --chat-template-file "$templates/meta-llama-Llama-3.1-8B-Instruct.jinja") syntax=llama3 ;;
+  stories) model=(-m "$(make_model stories)") syntax=generic ;;
   *) die "unknown kind $kind (qwen3, llama or stories)" ;;
 esac
 key=agents-key-$$
@@ -51,10 +53,22 @@ if [ "$kind" = stories ]; then
   serve gemma 1
   gemma_url=http://127.0.0.1:$PORT
 fi
+coder_url=""
+if [ "$kind" = qwen3 ]; then
+  start_server coder 1 "${weights[@]}" --chat-template-file "$templates/Qwen3-Coder.jinja" --api-key "$key"
+  started+=(coder:1)
+  coder_url=http://127.0.0.1:$PORT
+fi
 rc=0
 URL=$solo PAR_URL=$par SPEC_URL=$spec RANKS_URL=$ranks_url GEMMA_URL=$gemma_url API_KEY=$key KIND=$kind \
   CLI=$cli CLI_RANKS=${cli_ranks:-} \
-  timeout 600 node "$(node_script agents_client.mjs)" || rc=$?
+  timeout 600 node "$(node_script agents_client.mjs agents_common.mjs)" || rc=$?
+tool_calls=$(node_script tool_calls_client.mjs agents_common.mjs)
+URL=$solo SYNTAX=$syntax LABEL="$syntax calls" API_KEY=$key KIND=$kind timeout 300 node "$tool_calls" || rc=$?
+if [ -n "$coder_url" ]; then
+  URL=$coder_url SYNTAX=qwen3-coder LABEL="Qwen3-Coder's template" API_KEY=$key KIND=$kind \
+    timeout 300 node "$tool_calls" || rc=$?
+fi
 for ((i = ${#started[@]} - 1; i >= 0; i--)); do
   stop_and_check "${started[i]%%:*}" "${started[i]##*:}"
 done
