@@ -18,6 +18,7 @@
 #include "runtime/mpi/distributed_run.h"
 #include "runtime/mpi/mpi_world.h"
 #include "runtime/mpi/rank_agreement.h"
+#include "runtime/mpi/rank_binding.h"
 #include "runtime/mpi/rank_watchdog.h"
 #endif
 
@@ -74,14 +75,17 @@ inline int run_job([[maybe_unused]] JobWorld& world, const RunOptions& o, const 
 #endif
   try {
 #ifdef R1PI_HAVE_MPI
+    const std::string failure = error.empty() ? binding_error(o.threads) : error;
     if (several) {
       set_rank_timeout(o.rank_timeout);  // until start_job adopts rank 0's
-      if (const std::optional<int> status = start_job(world, o, error, help)) return *status;
+      if (const std::optional<int> status = start_job(world, o, failure, help)) return *status;
       return run_distributed(o, world, session);
     }
+#else
+    const std::string& failure = error;
 #endif
     if (help) return 0;
-    if (!error.empty()) return report_error(error.c_str());
+    if (!failure.empty()) return report_error(failure.c_str());
     return run_single_rank(o, session);
   } catch (const Error& e) {
     return fail(e.what());

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "common/error.h"
+#include "runtime/mpi/rank_binding.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 // ASan builds (scripts/sanitize): LeakSanitizer's suppressions of what Open MPI keeps until exit
@@ -78,6 +80,9 @@ class InitWatchdog {
 
 MpiWorld::MpiWorld(int* argc, char*** argv, double init_timeout) {
   if (!launched_as_rank()) return;
+  // Before MPI_Init: its threads, and every one started later, take this thread's CPUs.
+  const std::string widened = widen_default_binding();
+  if (!widened.empty() && std::string_view(launcher_rank()) == "0") std::fprintf(stderr, "note: %s\n", widened.c_str());
   int provided = 0;
   int status = 0;
   {
