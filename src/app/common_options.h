@@ -30,8 +30,12 @@ inline void add_kv_type_option(CLI::App& app, RunOptions& o) {
 
 // r1pi-bench takes it too.
 inline CLI::Option* add_sync_option(CLI::App& app, std::string& sync) {
-  return app.add_option("--sync", sync, "how ranks combine partial sums: " + either_of(kSyncMethods))
-      ->check(CLI::IsMember(std::vector<std::string>(kSyncMethods.begin(), kSyncMethods.end())));
+  std::vector<std::string> choices(kSyncMethods.begin(), kSyncMethods.end());
+  choices.insert(choices.begin(), kSyncAuto);
+  return app.add_option("--sync", sync,
+                        "how ranks combine partial sums: " + either_of(choices) +
+                            " (auto: the fastest of the others, timed at start-up on the model's row)")
+      ->check(CLI::IsMember(choices));
 }
 
 inline void add_rank_options(CLI::App& app, RunOptions& o) {

@@ -37,7 +37,7 @@ struct BenchOptions {
   std::vector<r1pi::BenchTest> tests;
   int repetitions = 5;
   r1pi::BenchFormat format = r1pi::BenchFormat::Md;
-  std::string sync = r1pi::kSyncMethods[0];
+  std::string sync = r1pi::kSyncAuto;
 };
 
 struct Job {

@@ -21,8 +21,10 @@ namespace r1pi {
 inline constexpr double kDefaultRankTimeout = 300;
 
 // --sync's methods, in the order of SyncMethod (src/runtime/mpi/q8_0_sync.h), whose place is
-// also the number ranks compare; the first is the default.
+// also the number ranks compare (auto's: after them). The default, auto, is the fastest of them
+// on the job's ranks, timed at start-up (src/runtime/mpi/sync_choice.h).
 inline constexpr std::array<const char*, 3> kSyncMethods = {"allgather", "allreduce", "direct"};
+inline constexpr const char* kSyncAuto = "auto";
 
 struct RunOptions {
   std::string model_path;
@@ -48,7 +50,7 @@ struct RunOptions {
   std::string spec_cost;         // c(B) from this file instead of the cache or a measurement
   std::string kv_type = "f32";     // the KV cache's type: f32 (exact), f16, q8_0
   // Multi-rank jobs.
-  std::string sync = kSyncMethods[0];  // how partial sums are combined (kSyncMethods)
+  std::string sync = kSyncAuto;  // how partial sums are combined: one of kSyncMethods, or kSyncAuto
   bool weights_from_root = false;  // rank 0 reads the file and sends every rank its slices
   // How much of its file each rank hashes for the check that all opened the same model.
   WeightCheck verify_weights = WeightCheck::Sampled;

@@ -2,8 +2,9 @@
 # consistency.sh MODEL NP: r1pi on NP ranks is deterministic and its ranks agree.
 #   - with --check-ranks every rank holds bit-identical hidden states after every layer of every
 #     forward (r1pi compares digests and aborts otherwise; the test asserts its summary line);
-#   - the sha256 of the greedy tokens is the same for -t 1, 2 and 3, for --sync allgather,
-#     allreduce and direct, for --weights-from-root, for another prefill batch size and for a repeated run;
+#   - the sha256 of the greedy tokens is the same for -t 1, 2 and 3, for --sync auto (the
+#     default, which must say what it chose and use it), allgather, allreduce and direct, for
+#     --weights-from-root, for another prefill batch size and for a repeated run;
 #   - sampled runs (--seed 42; --top-k 40, and --top-k 0: every rank sends all its rows) repeat
 #     with other threads, sync, batch size and --weights-from-root.
 #   Under a sanitizer (lib.sh's every_configuration) the repeats that cover no new code are left out.
@@ -33,6 +34,14 @@ every_configuration && same "$ref" greedy-t3 --temp 0 -t 3
 same "$ref" greedy-batch3 --temp 0 -t 1 -b 3
 every_configuration && same "$ref" greedy-repeat --temp 0 -t 1
 if [ "$np" -gt 1 ]; then
+  chosen=$(sed -n 's/^sync: auto chose \([a-z]*\) (per sync of [0-9]* values, .* ms)$/\1/p' "$work/greedy-t1.log")
+  if [ -n "$chosen" ] && grep -q "^sync: $chosen of Q8_0 partial sums" "$work/greedy-t1.log"; then
+    pass "--sync auto chose $chosen and used it"
+  else
+    fail "--sync auto: no choice, or another method used"
+    show "$work/greedy-t1.log"
+  fi
+  every_configuration && same "$ref" greedy-allgather --temp 0 -t 1 --sync allgather
   every_configuration && same "$ref" greedy-allreduce --temp 0 -t 1 --sync allreduce
   same "$ref" greedy-allreduce-t2 --temp 0 -t 2 --sync allreduce
   same "$ref" greedy-direct --temp 0 -t 1 --sync direct

@@ -16,6 +16,7 @@
 #include "model/model_fingerprint.h"
 #include "model/weight_slices.h"
 #include "runtime/mpi/q8_0_sync.h"
+#include "runtime/mpi/sync_choice.h"
 #include "runtime/mpi/shard_weights.h"
 #include "runtime/mpi/rank_agreement.h"
 #include "runtime/mpi/rank_roles.h"
@@ -90,20 +91,21 @@ std::optional<LoadedModel> load_shards(const std::string& path, bool weights_fro
   return loaded;
 }
 
-RankEngine::RankEngine(const LoadedModel& model, int n_ctx, int threads, const std::string& sync_method,
+RankEngine::RankEngine(const LoadedModel& model, int n_ctx, int threads, SyncMethod sync_method,
                        const MpiWorld& world, GgmlType kv_type, int n_seqs)
     : pool(threads),
-      sync(parse_sync_method(sync_method), world.rank(), world.size()),
+      sync(sync_method, world.rank(), world.size()),
       forward(model.config, model.weights, model.shard, n_ctx, pool, sync, kv_type, n_seqs) {}
 
 std::unique_ptr<RankEngine> make_engine(const LoadedModel& model, int n_ctx, int threads,
                                         const std::string& sync_method, const MpiWorld& world,
                                         GgmlType kv_type, int n_seqs) {
   // A rank that could not allocate its KV cache must not leave the others waiting for it.
+  const SyncMethod method = resolve_sync_method(sync_method, world, int64_t(model.config.dim));
   std::unique_ptr<RankEngine> engine;
   std::string error;
   try {
-    engine = std::make_unique<RankEngine>(model, n_ctx, threads, sync_method, world, kv_type, n_seqs);
+    engine = std::make_unique<RankEngine>(model, n_ctx, threads, method, world, kv_type, n_seqs);
   } catch (const Error& e) {
     error = e.what();
   } catch (const std::bad_alloc&) {
@@ -178,7 +180,7 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
   print_summary(result);
   const SyncStats& s = sync.stats();
   std::fprintf(stderr, "sync: %s of Q8_0 partial sums, %d calls, %.3f ms per call, %.1f kB sent per call\n",
-               o.sync.c_str(), s.calls, s.calls ? 1e3 * s.seconds / s.calls : 0.0,
+               kSyncMethods[size_t(sync.method())], s.calls, s.calls ? 1e3 * s.seconds / s.calls : 0.0,
                s.calls ? s.sent / 1e3 / s.calls : 0.0);
   if (o.check_ranks)
     std::fprintf(stderr, "ranks: hidden states identical after every layer on all %d ranks (%d forwards)\n",

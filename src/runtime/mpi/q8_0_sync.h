@@ -46,6 +46,7 @@ class Q8_0Sync final : public ShardSync {
   Q8_0Sync(SyncMethod method, int rank, int n_ranks);
   ~Q8_0Sync() override;
   void reduce_sum(float* x, int B, int64_t n) override;
+  SyncMethod method() const { return method_; }
   const SyncStats& stats() const { return stats_; }
 
  private:

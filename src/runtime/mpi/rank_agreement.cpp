@@ -58,8 +58,9 @@ std::string on_off(int32_t v) { return v ? "on" : "off"; }
 // Each of these changes which collectives a rank runs (or, for the context, which control
 // messages it accepts): ranks that differ would wait for each other forever.
 const SharedOption kSharedOptions[] = {
-    {"--sync", [](const RunOptions& o) { return int32_t(parse_sync_method(o.sync)); },
-     [](int32_t v) { return std::string(kSyncMethods[size_t(v)]); }},
+    {"--sync",
+     [](const RunOptions& o) { return int32_t(o.sync == kSyncAuto ? kSyncMethods.size() : size_t(parse_sync_method(o.sync))); },
+     [](int32_t v) { return std::string(size_t(v) < kSyncMethods.size() ? kSyncMethods[size_t(v)] : kSyncAuto); }},
     {"--weights-from-root", [](const RunOptions& o) { return int32_t(o.weights_from_root); }, on_off},
     {"--check-ranks", [](const RunOptions& o) { return int32_t(o.check_ranks); }, on_off},
     // (ranks that hash different spans of one file would find their fingerprints different)
