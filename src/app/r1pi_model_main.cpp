@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "common/ascii_lower.h"
 #include "common/error.h"
 #include "common/standard_output.h"
 #include "common/whole_file.h"
@@ -150,7 +151,7 @@ int run(int argc, char** argv) {
       report_written(import_out);
     } else if (*inflate_cmd) {
       inflate.progress = !inflate_no_progress;
-      if (CLI::detail::to_lower(inflate_type) == "f32")
+      if (r1pi::ascii_lower(inflate_type) == "f32")
         inflate.matrix_type = inflate.output_type = r1pi::GgmlType::F32;
       r1pi::inflate_model(small_model, inflate, inflate_out);
       report_written(inflate_out);

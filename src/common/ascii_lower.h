@@ -1,6 +1,6 @@
 // The lowercase of a name, ASCII letters only: for case-insensitive matches of weight type, preset
-// and quantisation mix names and of URL schemes and HTTP header names. Not std::tolower, whose
-// answer depends on the locale the program runs under.
+// and quantisation mix names, of URL schemes and HTTP header names, and Jinja's lower (as the
+// templates use it, on ASCII). Not std::tolower, whose answer depends on the program's locale.
 #pragma once
 #include <string>
 #include <string_view>

@@ -376,13 +376,6 @@ std::string ascii_upper(std::string_view s) {
   return out;
 }
 
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-  return out;
-}
-
 std::string str_title(std::string_view s) {
   std::string out(s);
   bool previous_cased = false;

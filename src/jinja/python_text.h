@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/ascii_lower.h"
 #include "jinja/value.h"
 
 namespace r1pi::jinja {
@@ -36,8 +37,7 @@ std::string strip(std::string_view s, const std::optional<std::string>& chars, b
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit,
                                bool from_right);
 std::string replace(std::string_view s, std::string_view old, std::string_view with, int64_t count);
-std::string ascii_upper(std::string_view s);
-std::string ascii_lower(std::string_view s);
+std::string ascii_upper(std::string_view s);  // (ascii_lower: common/ascii_lower.h)
 std::string str_title(std::string_view s);  // str.title()
 std::string capitalize(std::string_view s);  // str.capitalize()
 // markupsafe.escape: & < > " ' as entities.

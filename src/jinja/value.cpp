@@ -6,7 +6,9 @@
 
 namespace r1pi::jinja {
 
-// Value is an aggregate: each maker names the members its kind uses.
+// Value is an aggregate: each maker names the members its kind uses. (GCC 12 warns of every member
+// a designated initializer leaves out, although each has its default member initializer.)
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 Value Value::undefined(std::string what) { return {.s = std::move(what)}; }
 Value Value::none() { return {.kind = Kind::None}; }
 Value Value::boolean(bool b) { return {.kind = Kind::Bool, .b = b}; }
