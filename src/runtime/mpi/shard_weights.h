@@ -14,8 +14,4 @@ namespace r1pi {
 // nullopt when rank 0's list is wrong (rank 0 said why): the job ends.
 std::optional<ShardWeights> agree_shard_weights(const std::string& given, int threads, const MpiWorld& world);
 
-// This machine's read bandwidth in GB/s: a 128 MiB buffer summed by `threads` threads, the best of
-// three passes (about 0.1 s).
-double measure_read_bandwidth(int threads);
-
 }  // namespace r1pi

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# check_local.sh BIN_DIR: r1pi-cluster check --local on fake boards (--root: a proc/ and sys/ of
+# the test's making, and a vcgencmd on PATH) and on this machine. A clean Raspberry Pi 5 passes;
+# each fault (governor, throttling now and since boot, heat, memory for the weights or for -c,
+# swap) is found, named, and its fix printed; warnings pass only with --warn-ok; --json says the
+# same; bad input is a clear error.
+set -euo pipefail
+bin=${1:?usage: check_local.sh BIN_DIR}
+TEST_NAME=cluster_check_local
+failures=0
+pass() { echo "PASS: $TEST_NAME: $*"; }
+fail() { echo "FAIL: $TEST_NAME: $*"; failures=$((failures + 1)); }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$bin/r1pi-model" make --no-progress --preset tiny --seed 3 -o "$work/tiny.gguf" >/dev/null
+
+# board NAME KEY=VALUE...: a fake Raspberry Pi 5 under $work/NAME (governor, temp in millidegrees,
+# avail and swap_total / swap_free in kB, throttled as vcgencmd prints it), healthy unless told.
+board() {
+  local name=$1 governor=performance temp=45000 avail=8000000 swap_total=0 swap_free=0 throttled=0x0
+  shift
+  local kv
+  for kv in "$@"; do local "${kv?}"; done
+  local root=$work/$name
+  mkdir -p "$root/proc" "$root/sys/devices/system/cpu/cpu0/cpufreq" "$root/sys/class/thermal/thermal_zone0" "$root/bin"
+  printf 'processor\t: 0\nCPU part\t: 0xd0b\n\nModel\t\t: Raspberry Pi 5 Model B Rev 1.0\n' >"$root/proc/cpuinfo"
+  printf 'MemTotal: 8245000 kB\nMemAvailable: %s kB\nSwapTotal: %s kB\nSwapFree: %s kB\n' \
+    "$avail" "$swap_total" "$swap_free" >"$root/proc/meminfo"
+  echo 0-3 >"$root/sys/devices/system/cpu/online"
+  echo "$governor" >"$root/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
+  echo 2400000 >"$root/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq"
+  echo 2400000 >"$root/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"
+  echo "$temp" >"$root/sys/class/thermal/thermal_zone0/temp"
+  printf '#!/bin/sh\necho throttled=%s\n' "$throttled" >"$root/bin/vcgencmd"
+  chmod +x "$root/bin/vcgencmd"
+}
+
+# check NAME ARGS...: r1pi-cluster check --local on the fake board NAME; output in $out, status in $rc.
+check() {
+  local name=$1
+  shift
+  rc=0
+  out=$(PATH="$work/$name/bin:$PATH" "$bin/r1pi-cluster" check --local --root "$work/$name" -m "$work/tiny.gguf" "$@" 2>&1) || rc=$?
+}
+
+# expect NAME ROW STATUS PATTERN: the last check's row ROW has STATUS and PATTERN in it (or its fix).
+expect() {
+  local what=$1 row=$2 status=$3 pattern=$4
+  if echo "$out" | grep -A1 -E "^$row +$status " | grep -q -E -- "$pattern"; then
+    pass "$what: $row $status ($pattern)"
+  else
+    fail "$what: no '$row $status' row with '$pattern'"
+    echo "$out" | sed 's/^/    | /'
+  fi
+}
+
+board clean
+check clean
+if [ "$rc" -eq 0 ] && [ "$(echo "$out" | grep -c -E '^[a-z ]+ +ok ')" -eq 11 ]; then
+  pass "a healthy Pi 5: 11 ok, exit 0"
+else
+  fail "a healthy Pi 5: exit $rc"
+  echo "$out" | sed 's/^/    | /'
+fi
+expect clean cpu ok "Raspberry Pi 5 Model B Rev 1.0, 4 CPUs online"
+expect clean clock ok "2400 of 2400 MHz"
+expect clean decode ok "at most [0-9.]+ tok/s: [0-9.]+ MB read per token at [0-9.]+ GB/s"
+
+board ondemand governor=ondemand
+check ondemand
+expect ondemand governor warn "echo performance \| sudo tee /sys/devices/system/cpu/cpu\*/cpufreq/scaling_governor"
+[ "$rc" -eq 1 ] && pass "a warning: exit 1" || fail "a warning: exit $rc"
+check ondemand --warn-ok
+[ "$rc" -eq 0 ] && pass "a warning with --warn-ok: exit 0" || fail "a warning with --warn-ok: exit $rc"
+
+board undervolted throttled=0x50005
+check undervolted --warn-ok
+expect undervolted throttling fail "0x50005: under-voltage or throttling now"
+expect undervolted throttling fail "27 W"
+[ "$rc" -eq 1 ] && pass "a failure with --warn-ok: exit 1" || fail "a failure with --warn-ok: exit $rc"
+board since-boot throttled=0x50000
+check since-boot
+expect since-boot throttling warn "since boot"
+
+board hot temp=86500
+check hot
+expect hot temperature fail "86.5 C: the CPU throttles"
+expect hot temperature fail "Active Cooler"
+board warm temp=81000
+check warm
+expect warm temperature warn "81.0 C"
+
+board small avail=300000
+check small
+expect small memory fail "needed .*, 307 MB available"
+expect small memory fail "a smaller -c"
+check clean -c 10000000
+expect "clean, -c 10000000" memory fail "KV cache [0-9]+ at -c 10000000"
+
+board swapping swap_total=1048576 swap_free=524288
+check swapping
+expect swapping swap warn "537 MB in use"
+expect swapping swap warn "swapoff"
+
+# --json: the same rows.
+check undervolted --json
+if echo "$out" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+status = {c["check"]: c["status"] for c in r["checks"]}
+assert status["throttling"] == "fail" and status["governor"] == "ok", status
+assert len(r["checks"]) == 11 and r["predicted_tok_s"] > 0, r
+assert "27 W" in next(c["fix"] for c in r["checks"] if c["check"] == "throttling")
+'; then
+  pass "--json: the rows, statuses, fixes and the prediction"
+else
+  fail "--json"
+  echo "$out" | sed 's/^/    | /'
+fi
+
+# Bad input.
+bad() {
+  local what=$1 pattern=$2
+  shift 2
+  rc=0
+  out=$("$bin/r1pi-cluster" "$@" 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ] && echo "$out" | grep -q -E -- "$pattern"; then pass "$what: exit $rc, '$pattern'"; else
+    fail "$what: exit $rc"; echo "$out" | sed 's/^/    | /'; fi
+}
+bad "a model that is a folder" "error: .*: is a folder, not a GGUF file" check --local -m "$work"
+echo "not a model" >"$work/text.gguf"
+bad "a file that is not GGUF" "error: .*text.gguf" check --local -m "$work/text.gguf"
+bad "no model" "model is required" check --local
+bad "boards over ssh" "give --local" check -m "$work/tiny.gguf"
+bad "a root that is no folder" "root" check --local --root "$work/none" -m "$work/tiny.gguf"
+
+# This machine: every row there, whatever its verdicts.
+rc=0
+out=$("$bin/r1pi-cluster" check --local -m "$work/tiny.gguf" 2>&1) || rc=$?
+if [ "$(echo "$out" | grep -c -E '^[a-z ]+ +(ok|warn|fail) ')" -eq 11 ] && echo "$out" | grep -q "^decode .*tok/s"; then
+  pass "this machine: 11 rows (exit $rc)"
+else
+  fail "this machine: exit $rc"
+  echo "$out" | sed 's/^/    | /'
+fi
+
+if [ "$failures" -eq 0 ]; then echo "PASS: $TEST_NAME (all checks)"; exit 0; fi
+echo "FAIL: $TEST_NAME: $failures check(s) failed"
+exit 1
