@@ -142,6 +142,30 @@ TEST(QuantizeModel, FallsBackAsLlamaQuantizeWhereRowsAreNotSuperBlocks) {
   EXPECT_NE(run.output.find("generated: 8 tokens"), std::string::npos) << run.output;
 }
 
+// Each thread quantises its own rows of a chunk and the chunk is written in row order: one thread,
+// three (more than this machine's cores) and every core give the same file.
+TEST(QuantizeModel, ThreadsDoNotChangeTheBytes) {
+  const std::string dir = scratch_dir("quantize_threads");
+  const std::string f32 = f32_tiny(dir, 2);
+  std::string made, quantized;
+  for (int threads : {1, 3, 0}) {
+    SCOPED_TRACE(threads);
+    MakeOptions o = tiny(2);
+    o.mix = quant_mix_named("q4_k_m");
+    o.threads = threads;
+    make_model(o, dir + "/made.gguf");
+    quantize_model(f32, dir + "/quantized.gguf", "q4_k_m", false, threads);
+    if (made.empty()) {
+      made = read_file(dir + "/made.gguf");
+      quantized = read_file(dir + "/quantized.gguf");
+      ASSERT_EQ(made, quantized);
+      continue;
+    }
+    EXPECT_TRUE(read_file(dir + "/made.gguf") == made);
+    EXPECT_TRUE(read_file(dir + "/quantized.gguf") == quantized);
+  }
+}
+
 TEST(QuantizeModel, FromTheCommandLine) {
   const std::string dir = scratch_dir("quantize_cli");
   const std::string f32 = f32_tiny(dir, 1);
@@ -149,6 +173,17 @@ TEST(QuantizeModel, FromTheCommandLine) {
   const auto ok = test::run_command(tool + " quantize --no-progress " + f32 + " " + dir + "/q.gguf Q4_K_M");
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_NE(ok.output.find("wrote " + dir + "/q.gguf"), std::string::npos) << ok.output;
+  // -t for quantize and make: the same bytes.
+  const auto three = test::run_command(tool + " quantize --no-progress -t 3 " + f32 + " " + dir + "/q3.gguf Q4_K_M");
+  ASSERT_EQ(three.exit_code, 0) << three.output;
+  EXPECT_TRUE(read_file(dir + "/q3.gguf") == read_file(dir + "/q.gguf"));
+  for (const char* t : {"1", "3"}) {
+    const auto made = test::run_command(tool + " make --no-progress --layers 1 --seed 11 -t " + t + " -o " + dir + "/m" + t + ".gguf");
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+  }
+  EXPECT_TRUE(read_file(dir + "/m1.gguf") == read_file(dir + "/m3.gguf"));
+  const auto negative = test::run_command(tool + " make --no-progress -t -1 -o " + dir + "/x.gguf");
+  EXPECT_NE(negative.exit_code, 0) << negative.output;
   const auto bad = test::run_command(tool + " quantize --no-progress " + f32 + " " + dir + "/x.gguf iq2_xxs");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("unknown type 'iq2_xxs'"), std::string::npos) << bad.output;

@@ -36,6 +36,12 @@ void add_shape_options(CLI::App* cmd, r1pi::MakeOptions& o) {
   add_size_option(cmd, "--vocab", o.n_vocab, "vocabulary size");
 }
 
+// make's and quantize's threads: the file's bytes are the same whatever their number.
+void add_threads_option(CLI::App* cmd, int& threads) {
+  cmd->add_option("-t,--threads", threads, "quantising threads (default: every core); the bytes do not change")
+      ->check(CLI::NonNegativeNumber);
+}
+
 void report_written(const std::string& path) {
   std::printf("wrote %s (%llu bytes)\n", path.c_str(),
               static_cast<unsigned long long>(std::filesystem::file_size(path)));
@@ -73,6 +79,7 @@ int run(int argc, char** argv) {
                      "name the special tokens as DeepSeek-R1-Distill-Llama does (Llama 3's tokenizer.json)");
   bool no_progress = false;
   make_cmd->add_flag("--no-progress", no_progress, "no progress line on stderr");
+  add_threads_option(make_cmd, make.threads);
 
   std::string checkpoint, import_out, tokenizer_bin;
   CLI::App* import_cmd =
@@ -99,6 +106,7 @@ int run(int argc, char** argv) {
 
   std::string quantize_in, quantize_out, quantize_type;
   bool quantize_no_progress = false;
+  int quantize_threads = 0;
   CLI::App* quantize_cmd = app.add_subcommand(
       "quantize", "rewrite an F32/F16 GGUF with its matrices in a weight type or llama-quantize's mix");
   quantize_cmd->add_option("IN", quantize_in, "F32, F16 or BF16 GGUF file")->required();
@@ -106,6 +114,7 @@ int run(int argc, char** argv) {
   quantize_cmd->add_option("TYPE", quantize_type, "q4_k_m, q5_k_m, q8_0, q4_0, q4_k, q5_k, q6_k, f16 (any case)")
       ->required();
   quantize_cmd->add_flag("--no-progress", quantize_no_progress, "no progress line on stderr");
+  add_threads_option(quantize_cmd, quantize_threads);
 
   std::string info_path;
   bool info_all = false;
@@ -156,7 +165,7 @@ int run(int argc, char** argv) {
       r1pi::inflate_model(small_model, inflate, inflate_out);
       report_written(inflate_out);
     } else if (*quantize_cmd) {
-      r1pi::quantize_model(quantize_in, quantize_out, quantize_type, !quantize_no_progress);
+      r1pi::quantize_model(quantize_in, quantize_out, quantize_type, !quantize_no_progress, quantize_threads);
       report_written(quantize_out);
     } else if (*info_cmd) {
       r1pi::print_model_info(info_path, info_all);

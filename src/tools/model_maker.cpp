@@ -90,14 +90,14 @@ uint64_t tensor_bytes(const std::vector<uint64_t>& ne, GgmlType type) {
   return rows * ggml_row_bytes(type, ne[0]);
 }
 
-void write_random_tensor(GgufWriter& w, const RandomTensor& t, uint64_t seed, Progress& progress) {
+void write_random_tensor(GgufWriter& w, const RandomTensor& t, uint64_t seed, Progress& progress, int threads) {
   const uint64_t cols = t.ne[0];
   const uint64_t stream = tensor_seed(seed, t.name);
   uint64_t rows = 1;  // a per-expert tensor's rows: every expert's, one after the other
   for (size_t d = 1; d < t.ne.size(); ++d) rows *= t.ne[d];
   write_quantized_rows(w, t.type, cols, rows,
                        [&](uint64_t r, float* row) { random_row(stream, r, t.offset, t.amplitude, row, cols); },
-                       progress);
+                       progress, threads);
 }
 
 Vocab load_tokenizer(const MakeOptions& o) {
@@ -143,7 +143,7 @@ void make_model(const MakeOptions& o, const std::string& out_path) {
     w.write_data(rope_factors.data(), rope_factors.size() * sizeof(float));
     progress.add(rope_factors.size() * sizeof(float));
   }
-  for (const RandomTensor& t : tensors) write_random_tensor(w, t, o.seed, progress);
+  for (const RandomTensor& t : tensors) write_random_tensor(w, t, o.seed, progress, o.threads);
   w.close();
   progress.finish();
 }

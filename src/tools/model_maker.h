@@ -22,6 +22,7 @@ struct MakeOptions {
   std::string tokenizer_json{};            // HF tokenizer.json; empty: built-in byte vocabulary
   bool deepseek_specials = false;          // name specials as DeepSeek-R1-Distill does
   bool progress = true;                    // progress on stderr when it is a terminal
+  int threads = 0;                         // quantising threads (0: one per core); the bytes do not change
 };
 // Streams the file (memory use independent of the model size). Throws r1pi::Error.
 void make_model(const MakeOptions& options, const std::string& out_path);

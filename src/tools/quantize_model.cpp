@@ -79,7 +79,7 @@ GgmlType type_for(const Target& t, const GgufTensorInfo& info, uint32_t n_layers
 }  // namespace
 
 void quantize_model(const std::string& in_path, const std::string& out_path, const std::string& type_name,
-                    bool progress) {
+                    bool progress, int threads) {
   refuse_output_over_input(out_path, {in_path});
   const Target target = parse_target(type_name);
   const GgufFile in = GgufFile::open(in_path);
@@ -126,7 +126,7 @@ void quantize_model(const std::string& in_path, const std::string& out_path, con
     const size_t in_row = ggml_row_bytes(t.type, t.ne[0]);
     write_quantized_rows(w, types[i], t.ne[0], t.rows(),
                          [&](uint64_t r, float* row) { dequantize_row(t.type, data + r * in_row, row, int64_t(t.ne[0])); },
-                         bar);
+                         bar, threads);
   }
   w.close();
   bar.finish();

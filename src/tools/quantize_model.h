@@ -11,7 +11,8 @@ namespace r1pi {
 // but Q8_0, as llama-quantize's files have it.
 // Vectors (norms, biases, rope_freqs) and the metadata are copied, general.file_type set. Throws
 // r1pi::Error naming the tensor when a matrix is not F32/F16 or its rows are not whole blocks.
+// threads: 0, one per core; the bytes do not depend on it.
 void quantize_model(const std::string& in_path, const std::string& out_path, const std::string& type,
-                    bool progress);
+                    bool progress, int threads = 0);
 
 }  // namespace r1pi
