@@ -14,6 +14,7 @@
 
 #include "ggml/fp16.h"
 #include "ggml/q4_K_layout.h"
+#include "ggml/quant_fits.h"
 #include "ggml/quantize.h"
 #include "kernel_inputs.h"
 #include "kernel_recipe.h"
@@ -184,6 +185,68 @@ TEST(QuantizeQ4_K, BytesAreLlamaCpps) {
   std::vector<block_q5_K> q5(size_t(n / 256));
   quantize_row_q5_K_ref(x.data(), q5.data(), n);
   EXPECT_EQ(fnv1a(q5.data(), q5.size() * sizeof(block_q5_K)), 0x1dbba1c041cf417bull);
+}
+
+// Eight sub-blocks of the kinds that take each branch of the fits: normal values of many scales,
+// one-signed (min 0; all negative), sparse, constant (flat), all zero, below ggml's epsilon,
+// huge, and ties of magnitude; one kind per lane, mixed so that lanes take different branches.
+std::vector<float> fit_lanes(std::mt19937& rng, int n) {
+  std::vector<float> x(size_t(8 * n));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> kind_of(0, 9);
+  for (int j = 0; j < 8; ++j) {
+    const int kind = kind_of(rng);
+    const float scale = std::ldexp(1.0f, std::uniform_int_distribution<int>(-20, 20)(rng));
+    for (int i = 0; i < n; ++i) {
+      float v = normal(rng) * scale;
+      switch (kind) {
+        case 1: v = std::fabs(v); break;
+        case 2: v = -std::fabs(v); break;
+        case 3: v = i % 5 == 0 ? v : 0.0f; break;
+        case 4: v = scale; break;
+        case 5: v = 0.0f; break;
+        case 6: v *= 1e-18f; break;
+        case 7: v *= 1e15f; break;
+        case 8: v = (i % 2 ? 1.0f : -1.0f) * scale; break;
+        default: break;
+      }
+      x[size_t(j * n + i)] = v;
+    }
+  }
+  return x;
+}
+
+TEST(QuantFits, EightAtOnceAreTheReferenceBitForBit) {
+  std::mt19937 rng(20261207);
+  struct Params { int n, nmax; float rmin; int nstep; bool mad; };
+  for (const Params p : {Params{32, 15, -1.0f, 20, false}, Params{32, 31, -0.5f, 15, false}, Params{16, 3, -0.5f, 15, true}}) {
+    SCOPED_TRACE(p.nmax);
+    for (int round = 0; round < 1500; ++round) {
+      const std::vector<float> x = fit_lanes(rng, p.n);
+      std::vector<float> w(x.size());
+      for (size_t i = 0; i < x.size(); ++i) w[i] = std::fabs(x[i]) + (p.mad ? 0.0f : 0.25f);
+      std::vector<uint8_t> lanes(x.size()), one(x.size());
+      Fit fits[8];
+      fit_with_offset_x8(x.data(), w.data(), lanes.data(), fits, p.n, p.nmax, p.rmin, 0.1f, p.nstep, p.mad);
+      for (int j = 0; j < 8; ++j) {
+        const Fit f = fit_with_offset(x.data() + j * p.n, w.data() + j * p.n, one.data() + j * p.n, p.n, p.nmax,
+                                      p.rmin, 0.1f, p.nstep, p.mad);
+        ASSERT_EQ(std::bit_cast<uint32_t>(f.scale), std::bit_cast<uint32_t>(fits[j].scale)) << "round " << round << " lane " << j;
+        ASSERT_EQ(std::bit_cast<uint32_t>(f.min), std::bit_cast<uint32_t>(fits[j].min)) << "round " << round << " lane " << j;
+      }
+      ASSERT_EQ(lanes, one) << "round " << round;
+    }
+  }
+  for (int round = 0; round < 3000; ++round) {
+    const std::vector<float> x = fit_lanes(rng, 16);
+    std::vector<int8_t> lanes(x.size()), one(x.size());
+    float scales[8];
+    make_qx_quants_x8(16, 32, x.data(), lanes.data(), scales);
+    for (int j = 0; j < 8; ++j)
+      ASSERT_EQ(std::bit_cast<uint32_t>(make_qx_quants(16, 32, x.data() + 16 * j, one.data() + 16 * j)),
+                std::bit_cast<uint32_t>(scales[j])) << "round " << round << " lane " << j;
+    ASSERT_EQ(lanes, one) << "round " << round;
+  }
 }
 
 TEST(QuantizeQ4_K, ZeroRowIsAllZeroBytes) {

@@ -8,13 +8,13 @@
 
 #include "ggml/fp16.h"
 #include "ggml/legacy_layout.h"
+#include "ggml/quant_fits.h"
 #include "ggml/quantize.h"
 
 namespace r1pi {
 
 namespace {
 
-constexpr float kGroupMaxEps = 1e-15f;
 constexpr int kTries = 7;
 
 // The level of kvalues_iq4nl nearest to x (the lower one on a tie: ggml's best_index_int8).

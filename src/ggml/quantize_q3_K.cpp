@@ -7,14 +7,13 @@
 
 #include "ggml/fp16.h"
 #include "ggml/q23_K_layout.h"
+#include "ggml/quant_fits.h"
 #include "ggml/quantize.h"
 #include "ggml/round_even.h"
 
 namespace r1pi {
 
 namespace {
-
-constexpr float kGroupMaxEps = 1e-15f;
 
 // Symmetric levels -nmax .. nmax-1 for n values: from the largest value's scale, then up to five
 // passes that move single values to another level when that raises the weighted fit

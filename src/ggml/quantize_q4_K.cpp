@@ -1,8 +1,8 @@
 // The K-quants with a min term as ggml's reference quantisers: Q4_K and Q5_K (quantize_row_q4_K_ref,
 // quantize_row_q5_K_ref: make_qkx2_quants with weights |x| + rms) and Q2_K (quantize_row_q2_K_ref:
 // the same fit over 16 elements, weights |x|, absolute errors), no importance matrix, so that
-// r1pi-model writes the bytes llama.cpp's tools would; and their dequantisers. Layouts:
-// q4_K_layout.h, q23_K_layout.h.
+// r1pi-model writes the bytes llama.cpp's tools would; and their dequantisers. The fits:
+// quant_fits.h, eight sub-blocks at once. Layouts: q4_K_layout.h, q23_K_layout.h.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,6 +10,7 @@
 #include "ggml/fp16.h"
 #include "ggml/q23_K_layout.h"
 #include "ggml/q4_K_layout.h"
+#include "ggml/quant_fits.h"
 #include "ggml/quantize.h"
 #include "ggml/round_even.h"
 
@@ -20,94 +21,24 @@ namespace {
 constexpr int kSub = 32;                // elements per sub-block
 constexpr int kSubs = QK_K / kSub;      // sub-blocks per super-block
 
-struct Fit {
-  float scale;
-  float min;  // the offset subtracted (>= 0): x ~ scale * q - min
-};
-
-// Fits x[i] ~ scale * L[i] + offset (offset <= 0) with L in 0..nmax, minimising the weighted
-// squared error: starts from offset min(x, 0) and the range up to max x, then tries nstep + 1
-// scales (rmin + rdelta * is + nmax) / (max x - offset), each with the least-squares scale and
-// offset for its integers, keeping the best. As in ggml, a trial that wins moves the offset the
-// later trials quantise from and divide by. Errors are squared, or absolute with use_mad (Q2_K).
-// Every operation a separately rounded float one in ggml's order.
-Fit fit_with_offset(const float* x, const float* w, uint8_t* L, int n, int nmax, float rmin, float rdelta,
-                    int nstep, bool use_mad = false) {
-  float lo = x[0], hi = x[0];
-  float sum_w = w[0];
-  float sum_x = sum_w * x[0];
-  for (int i = 1; i < n; ++i) {
-    if (x[i] < lo) lo = x[i];
-    if (x[i] > hi) hi = x[i];
-    sum_w += w[i];
-    sum_x += w[i] * x[i];
-  }
-  if (lo > 0) lo = 0;
-  if (hi == lo) {
-    std::fill(L, L + n, uint8_t(0));
-    return {0.0f, -lo};
-  }
-  float offset = lo;
-  auto quant = [nmax, &offset](float iscale, float v) {
-    return uint8_t(std::max(0, std::min(nmax, nearest_int(iscale * (v - offset)))));
-  };
-  auto error = [&](float scale, float offset, const uint8_t* q) {
-    float e = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      const float diff = (scale * float(q[i]) + offset) - x[i];
-      e += w[i] * (use_mad ? std::fabs(diff) : diff * diff);
-    }
-    return e;
-  };
-  float iscale = float(nmax) / (hi - lo);
-  float scale = 1.0f / iscale;
-  for (int i = 0; i < n; ++i) L[i] = quant(iscale, x[i]);
-  float best = error(scale, offset, L);
-  uint8_t trial[kSub];
-  for (int is = 0; is <= nstep; ++is) {
-    iscale = (rmin + rdelta * float(is) + float(nmax)) / (hi - offset);
-    float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      trial[i] = quant(iscale, x[i]);
-      const float wl = w[i] * float(trial[i]);
-      sum_l += wl;
-      sum_l2 += wl * float(trial[i]);
-      sum_xl += wl * x[i];
-    }
-    const float det = sum_w * sum_l2 - sum_l * sum_l;
-    if (!(det > 0.0f)) continue;
-    float s = (sum_w * sum_xl - sum_x * sum_l) / det;
-    float o = (sum_l2 * sum_x - sum_l * sum_xl) / det;
-    if (o > 0.0f) {
-      o = 0.0f;
-      s = sum_xl / sum_l2;
-    }
-    const float e = error(s, o, trial);
-    if (e < best) {
-      std::memcpy(L, trial, size_t(n));
-      best = e;
-      scale = s;
-      offset = o;
-    }
-  }
-  return {scale, -offset};
-}
-
 // The parts Q4_K and Q5_K share: per sub-block a fitted scale and min, both quantised to 6 bits
 // against the super-block's largest (d = max scale / 63, dmin = max min / 63) and packed as
 // q4_K_layout.h says; then every value requantised against what the block stores, into L.
 void quantize_super_block(const float* x, int nmax, float rmin, int nstep, uint16_t& d,
                           uint16_t& dmin, uint8_t* packed, uint8_t* L) {
-  float weights[kSub];
+  static_assert(kSubs == 8, "one sub-block per lane of fit_with_offset_x8");
+  float weights[QK_K];
   Fit fits[kSubs];
-  float max_scale = 0.0f, max_min = 0.0f;
   for (int j = 0; j < kSubs; ++j) {
     const float* xj = x + kSub * j;
     float sum_x2 = 0.0f;
     for (int l = 0; l < kSub; ++l) sum_x2 += xj[l] * xj[l];
     const float rms = std::sqrt(sum_x2 / float(kSub));
-    for (int l = 0; l < kSub; ++l) weights[l] = rms + std::fabs(xj[l]);
-    fits[j] = fit_with_offset(xj, weights, L + kSub * j, kSub, nmax, rmin, 0.1f, nstep);
+    for (int l = 0; l < kSub; ++l) weights[kSub * j + l] = rms + std::fabs(xj[l]);
+  }
+  fit_with_offset_x8(x, weights, L, fits, kSub, nmax, rmin, 0.1f, nstep, false);
+  float max_scale = 0.0f, max_min = 0.0f;
+  for (int j = 0; j < kSubs; ++j) {
     if (fits[j].scale > max_scale) max_scale = fits[j].scale;
     if (fits[j].min > max_min) max_min = fits[j].min;
   }
@@ -200,12 +131,14 @@ void quantize_row_q2_K_ref(const float* x, block_q2_K* y, int64_t n) {
   constexpr int kSub16 = 16, kSubs16 = QK_K / 16;
   uint8_t L[QK_K];
   for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K) {
-    float weights[kSub16];
+    float weights[QK_K];
     Fit fits[kSubs16];
+    for (int l = 0; l < QK_K; ++l) weights[l] = std::fabs(x[l]);
+    for (int half = 0; half < 2; ++half)  // eight sub-blocks per call
+      fit_with_offset_x8(x + QK_K / 2 * half, weights + QK_K / 2 * half, L + QK_K / 2 * half, fits + 8 * half,
+                         kSub16, 3, -0.5f, 0.1f, 15, true);
     float max_scale = 0.0f, max_min = 0.0f;
     for (int j = 0; j < kSubs16; ++j) {
-      for (int l = 0; l < kSub16; ++l) weights[l] = std::fabs(x[kSub16 * j + l]);
-      fits[j] = fit_with_offset(x + kSub16 * j, weights, L + kSub16 * j, kSub16, 3, -0.5f, 0.1f, 15, true);
       if (fits[j].scale > max_scale) max_scale = fits[j].scale;
       if (fits[j].min > max_min) max_min = fits[j].min;
     }

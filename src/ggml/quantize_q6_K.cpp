@@ -1,84 +1,28 @@
 // Q6_K exactly as ggml's reference quantiser (quantize_row_q6_K_ref, make_qx_quants with
-// rmse_type 1 and no importance weights), so r1pi-model writes the bytes llama.cpp would.
+// rmse_type 1 and no importance weights; quant_fits.h, eight groups at once), so r1pi-model writes
+// the bytes llama.cpp would.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "ggml/fp16.h"
 #include "ggml/q6_K_layout.h"
+#include "ggml/quant_fits.h"
 #include "ggml/round_even.h"
 #include "ggml/quantize.h"
 
 namespace r1pi {
-
-namespace {
-
-// ggml treats groups whose largest magnitude is below this as all zero.
-constexpr float kGroupMaxEps = 1e-15f;
-
-// Quantises n values to integers -nmax..nmax-1 (stored + nmax in L) and returns the scale. Starts
-// from the scale that maps the largest-magnitude value to -nmax, then tries 18 nearby scales and
-// keeps the one with the best x^2-weighted least-squares fit (ggml's rmse_type 1). Every product
-// and sum is a separately rounded float operation in ggml's order.
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0.0f;
-  float amax = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
-  if (amax < kGroupMaxEps) {
-    std::fill(L, L + n, int8_t(0));
-    return 0.0f;
-  }
-  auto quant = [nmax](float iscale, float v) {
-    return std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * v)));
-  };
-  float iscale = float(-nmax) / max;
-  float sumlx = 0.0f;
-  float suml2 = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    const int l = quant(iscale, x[i]);
-    L[i] = int8_t(l + nmax);
-    const float w = x[i] * x[i];
-    sumlx += (w * x[i]) * float(l);
-    suml2 += (w * float(l)) * float(l);
-  }
-  float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
-  float best = scale * sumlx;
-  for (int is = -9; is <= 9; ++is) {
-    if (is == 0) continue;
-    iscale = -(float(nmax) + 0.1f * float(is)) / max;
-    sumlx = suml2 = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      const int l = quant(iscale, x[i]);
-      const float w = x[i] * x[i];
-      sumlx += (w * x[i]) * float(l);
-      suml2 += (w * float(l)) * float(l);
-    }
-    if (suml2 > 0.0f && sumlx * sumlx > best * suml2) {
-      for (int i = 0; i < n; ++i) L[i] = int8_t(nmax + quant(iscale, x[i]));
-      scale = sumlx / suml2;
-      best = scale * sumlx;
-    }
-  }
-  return scale;
-}
-
-}  // namespace
 
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n) {
   int8_t L[QK_K];
   float scales[QK_K / 16];
   for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K) {
     // One scale per 16 values; the super-block scale d maps the largest-magnitude one to -128.
+    for (int half = 0; half < 2; ++half)  // eight groups per call
+      make_qx_quants_x8(16, 32, x + QK_K / 2 * half, L + QK_K / 2 * half, scales + 8 * half);
     float max_scale = 0.0f;
     float max_abs_scale = 0.0f;
     for (int ib = 0; ib < QK_K / 16; ++ib) {
-      scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
       if (std::fabs(scales[ib]) > max_abs_scale) {
         max_abs_scale = std::fabs(scales[ib]);
         max_scale = scales[ib];
