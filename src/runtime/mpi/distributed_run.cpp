@@ -100,8 +100,8 @@ RankEngine::RankEngine(const LoadedModel& model, int n_ctx, int threads, SyncMet
 std::unique_ptr<RankEngine> make_engine(const LoadedModel& model, int n_ctx, int threads,
                                         const std::string& sync_method, const MpiWorld& world,
                                         GgmlType kv_type, int n_seqs) {
-  // A rank that could not allocate its KV cache must not leave the others waiting for it.
   const SyncMethod method = resolve_sync_method(sync_method, world, int64_t(model.config.dim));
+  // A rank that could not allocate its KV cache must not leave the others waiting for it.
   std::unique_ptr<RankEngine> engine;
   std::string error;
   try {
