@@ -9,6 +9,7 @@
 #include "cluster/board_check.h"
 #include "cluster/check_report.h"
 #include "cluster/model_needs.h"
+#include "cluster/run_compare.h"
 #include "cluster/system_facts.h"
 #include "common/error.h"
 #include "common/standard_output.h"
@@ -27,7 +28,7 @@ std::string host_name() {
 int run(int argc, char** argv) {
   CLI::App app{"r1pi-cluster: check the boards r1pi runs on, and predict its speed there", "r1pi-cluster"};
   app.require_subcommand(1);
-  std::string model, root = "/";
+  std::string model, root = "/", compare;
   int ctx = 0, threads = 0;
   bool local = false, json = false, warn_ok = false;
   CLI::App* check = app.add_subcommand("check", "a row per check (ok, warn or fail, with the fix) and the decode speed");
@@ -36,6 +37,9 @@ int run(int argc, char** argv) {
   check->add_option("-c,--ctx-size", ctx, "the context r1pi will run with (its KV cache; default: r1pi's)")
       ->check(CLI::NonNegativeNumber);
   check->add_option("-t,--threads", threads, "r1pi's threads there (default: every core)")->check(CLI::NonNegativeNumber);
+  check->add_option("--compare", compare,
+                    "r1pi --timings RUN.csv from a run of the model here: its decode beside the bound, and what holds it")
+      ->check(CLI::ExistingFile);
   check->add_flag("--json", json, "the report as JSON");
   check->add_flag("--warn-ok", warn_ok, "exit 0 with warnings (failures still exit 1)");
   check->add_option("--root", root, "read proc/ and sys/ under this folder instead of / (a test's fake board)")
@@ -56,7 +60,8 @@ int run(int argc, char** argv) {
     measures.threads = threads > 0 ? threads : r1pi::ThreadPool::available_cores();
     measures.read_gbps = r1pi::measure_read_bandwidth(measures.threads);
     measures.page_bytes = sysconf(_SC_PAGESIZE);
-    const r1pi::BoardReport report = r1pi::check_board(host_name(), r1pi::read_system_facts(root), measures, needs);
+    r1pi::BoardReport report = r1pi::check_board(host_name(), r1pi::read_system_facts(root), measures, needs);
+    if (!compare.empty()) report.rows.push_back(r1pi::compare_with_run(compare, report));
     if (json)
       std::printf("%s\n", r1pi::report_json(report).dump(2).c_str());
     else

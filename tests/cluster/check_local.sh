@@ -3,7 +3,7 @@
 # the test's making, and a vcgencmd on PATH) and on this machine. A clean Raspberry Pi 5 passes;
 # each fault (governor, throttling now and since boot, heat, memory for the weights or for -c,
 # swap) is found, named, and its fix printed; warnings pass only with --warn-ok; --json says the
-# same; bad input is a clear error.
+# same; --compare sets a real run's decode beside the bound; bad input is a clear error.
 set -euo pipefail
 bin=${1:?usage: check_local.sh BIN_DIR}
 TEST_NAME=cluster_check_local
@@ -118,6 +118,13 @@ else
   echo "$out" | sed 's/^/    | /'
 fi
 
+# --compare: a real run's decode forwards (r1pi --timings) beside the bound.
+"$bin/r1pi" -m "$work/tiny.gguf" -p "Once upon a time" -n 24 --ignore-eos --temp 0 -t 1 --timings "$work/run.csv" >/dev/null 2>&1
+check clean --compare "$work/run.csv"
+expect "--compare" measured ok "^.*measured +ok +2[0-9] decode forwards: Pred [0-9.]+ \+ Sync 0.00 ms per token \([0-9.]+ tok/s\), the read rate's bound [0-9.]+ ms \([0-9]+% of Pred\): held by (memory|compute)"
+[ "$rc" -eq 0 ] && pass "--compare: exit 0" || fail "--compare: exit $rc"
+head -n 1 "$work/run.csv" >"$work/header.csv"
+
 # Bad input.
 bad() {
   local what=$1 pattern=$2
@@ -133,6 +140,8 @@ bad "a file that is not GGUF" "error: .*text.gguf" check --local -m "$work/text.
 bad "no model" "model is required" check --local
 bad "boards over ssh" "give --local" check -m "$work/tiny.gguf"
 bad "a root that is no folder" "root" check --local --root "$work/none" -m "$work/tiny.gguf"
+bad "--compare with a file that is no CSV" "error: .*text.gguf: not a --timings CSV" check --local -m "$work/tiny.gguf" --compare "$work/text.gguf"
+bad "--compare without a decode forward" "error: .*header.csv: no decode forward" check --local -m "$work/tiny.gguf" --compare "$work/header.csv"
 
 # This machine: every row there, whatever its verdicts.
 rc=0
