@@ -1,4 +1,5 @@
-// r1pi-cluster: checks a board for r1pi and predicts its decode speed (check --local).
+// r1pi-cluster: checks the boards of a cluster (over ssh, each running its own check --local) or
+// this machine, and predicts r1pi's decode speed there.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,9 @@
 
 #include "cluster/board_check.h"
 #include "cluster/check_report.h"
+#include "cluster/cluster_check.h"
+#include "cluster/file_sha256.h"
+#include "cluster/hostfile.h"
 #include "cluster/model_needs.h"
 #include "cluster/run_compare.h"
 #include "cluster/system_facts.h"
@@ -20,6 +24,13 @@
 
 namespace {
 
+// Where this program is: r1pi is beside it, and every board has both at the same path.
+std::string own_folder() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : self.parent_path().string();
+}
+
 std::string host_name() {
   char name[256] = "";
   return gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "this machine";
@@ -28,11 +39,16 @@ std::string host_name() {
 int run(int argc, char** argv) {
   CLI::App app{"r1pi-cluster: check the boards r1pi runs on, and predict its speed there", "r1pi-cluster"};
   app.require_subcommand(1);
-  std::string model, root = "/", compare;
+  std::string model, root = "/", compare, hostfile;
+  std::string ssh = "ssh -o BatchMode=yes -o ConnectTimeout=5 -o LogLevel=ERROR";
   int ctx = 0, threads = 0;
   bool local = false, json = false, warn_ok = false;
   CLI::App* check = app.add_subcommand("check", "a row per check (ok, warn or fail, with the fix) and the decode speed");
   check->add_flag("--local", local, "check the machine this runs on, as one board");
+  check->add_option("--hostfile", hostfile,
+                    "check every board of this Open MPI hostfile: each runs its own check over ssh, side by side")
+      ->check(CLI::ExistingFile);
+  check->add_option("--ssh", ssh, "the ssh command that reaches a board (its host name follows)")->capture_default_str();
   check->add_option("-m,--model", model, "the GGUF file r1pi will run")->required();
   check->add_option("-c,--ctx-size", ctx, "the context r1pi will run with (its KV cache; default: r1pi's)")
       ->check(CLI::NonNegativeNumber);
@@ -50,9 +66,18 @@ int run(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (!local)
-      throw r1pi::Error("check: give --local (this machine as one board); checking boards over ssh from a hostfile "
-                        "is not in this build: run `r1pi-cluster check --local` on each board");
+    if (local == !hostfile.empty())
+      throw r1pi::Error("check: give --local (this machine as one board) or --hostfile FILE (every board, over ssh)");
+    if (!hostfile.empty()) {
+      if (!compare.empty()) throw r1pi::Error("check: --compare goes with --local (a run of this board)");
+      r1pi::ClusterCheckOptions o{r1pi::read_hostfile(hostfile), ssh, "", model, own_folder()};
+      o.remote_command = r1pi::shell_quote(o.bin_dir + "/r1pi-cluster") + " check --local --json --warn-ok -m " +
+                         r1pi::shell_quote(model) + (ctx ? " -c " + std::to_string(ctx) : "") +
+                         (threads ? " -t " + std::to_string(threads) : "");
+      const r1pi::ClusterReport report = r1pi::check_cluster(o, warn_ok);
+      std::fputs(json ? (report.json.dump(2) + "\n").c_str() : report.table.c_str(), stdout);
+      return report.status;
+    }
     if (std::filesystem::is_directory(model)) throw r1pi::Error(model + ": is a folder, not a GGUF file");
     const r1pi::ModelNeeds needs = r1pi::model_needs(model, ctx);
     r1pi::BoardMeasures measures;
@@ -60,6 +85,7 @@ int run(int argc, char** argv) {
     measures.threads = threads > 0 ? threads : r1pi::ThreadPool::available_cores();
     measures.read_gbps = r1pi::measure_read_bandwidth(measures.threads);
     measures.page_bytes = sysconf(_SC_PAGESIZE);
+    measures.r1pi_sha256 = r1pi::file_sha256(own_folder() + "/r1pi");
     r1pi::BoardReport report = r1pi::check_board(host_name(), r1pi::read_system_facts(root), measures, needs);
     if (!compare.empty()) report.rows.push_back(r1pi::compare_with_run(compare, report));
     if (json)

@@ -109,7 +109,7 @@ const char* verdict_name(Verdict v) {
 
 BoardReport check_board(const std::string& board, const SystemFacts& facts, const BoardMeasures& m,
                         const ModelNeeds& needs) {
-  BoardReport report{board, {}, 0};
+  BoardReport report{board, {}, 0, m.read_gbps, needs.read_per_token, needs.fingerprint, m.r1pi_sha256};
   report.rows = {cpu_row(facts, m), clock_row(facts), governor_row(facts), throttling_row(facts),
                  temperature_row(facts), memory_row(facts, needs), swap_row(facts),
                  {"page size", Verdict::Ok, format("%ld KiB", m.page_bytes / 1024), ""},

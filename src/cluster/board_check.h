@@ -26,12 +26,17 @@ struct BoardMeasures {
   int threads = 0;         // r1pi's threads there (its -t, or every core)
   double read_gbps = 0;    // measure_read_bandwidth with those threads
   long page_bytes = 0;
+  std::string r1pi_sha256;  // of the r1pi beside r1pi-cluster ("" when there is none)
 };
 
 struct BoardReport {
   std::string board;
   std::vector<CheckRow> rows;
   double predicted_tok_s = 0;  // read rate over the bytes a decode forward reads
+  // What a cluster's check compares across boards, and plans with.
+  double read_gbps = 0;
+  uint64_t read_per_token = 0;
+  std::string model_fingerprint, r1pi_sha256;
 };
 
 BoardReport check_board(const std::string& board, const SystemFacts& facts, const BoardMeasures& measures,

@@ -34,7 +34,13 @@ nlohmann::ordered_json report_json(const BoardReport& r) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const CheckRow& row : r.rows)
     rows.push_back({{"check", row.check}, {"status", verdict_name(row.verdict)}, {"found", row.value}, {"fix", row.fix}});
-  return {{"board", r.board}, {"checks", rows}, {"predicted_tok_s", r.predicted_tok_s}};
+  return {{"board", r.board},
+          {"checks", rows},
+          {"predicted_tok_s", r.predicted_tok_s},
+          {"read_gbps", r.read_gbps},
+          {"read_per_token", r.read_per_token},
+          {"model_fingerprint", r.model_fingerprint},
+          {"r1pi_sha256", r.r1pi_sha256}};
 }
 
 int report_status(const BoardReport& r, bool warn_ok) {

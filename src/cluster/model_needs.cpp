@@ -7,6 +7,7 @@
 #include "gguf/gguf_file.h"
 #include "model/architecture.h"
 #include "model/model_config.h"
+#include "model/model_fingerprint.h"
 #include "runtime/run_options.h"
 #include "runtime/run_steps.h"
 
@@ -38,6 +39,7 @@ ModelNeeds model_needs(const std::string& path, int ctx_size) {
   std::snprintf(summary, sizeof summary, "%s, %u layers, dim %u, %s, %.1f MB", arch.c_str(), c.n_layers, c.dim,
                 matrix_type.c_str(), needs.weight_bytes / 1e6);
   needs.summary = summary;
+  needs.fingerprint = to_hex(model_fingerprint(file), 32);
   return needs;
 }
 

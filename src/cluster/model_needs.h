@@ -13,6 +13,7 @@ struct ModelNeeds {
                                 // of the experts the share a token uses
   uint64_t kv_bytes = 0;        // the f32 KV cache (--kv-type's default) at n_ctx positions
   int n_ctx = 0;                // -c, or r1pi's default for the model
+  std::string fingerprint;      // model_fingerprint (sampled), hex: the same file on every board?
 };
 
 // ctx_size: -c (0: r1pi's default). Throws r1pi::Error naming the file and the problem.

@@ -4,36 +4,11 @@
 # each fault (governor, throttling now and since boot, heat, memory for the weights or for -c,
 # swap) is found, named, and its fix printed; warnings pass only with --warn-ok; --json says the
 # same; --compare sets a real run's decode beside the bound; bad input is a clear error.
-set -euo pipefail
 bin=${1:?usage: check_local.sh BIN_DIR}
 TEST_NAME=cluster_check_local
-failures=0
-pass() { echo "PASS: $TEST_NAME: $*"; }
-fail() { echo "FAIL: $TEST_NAME: $*"; failures=$((failures + 1)); }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"
 "$bin/r1pi-model" make --no-progress --preset tiny --seed 3 -o "$work/tiny.gguf" >/dev/null
 
-# board NAME KEY=VALUE...: a fake Raspberry Pi 5 under $work/NAME (governor, temp in millidegrees,
-# avail and swap_total / swap_free in kB, throttled as vcgencmd prints it), healthy unless told.
-board() {
-  local name=$1 governor=performance temp=45000 avail=8000000 swap_total=0 swap_free=0 throttled=0x0
-  shift
-  local kv
-  for kv in "$@"; do local "${kv?}"; done
-  local root=$work/$name
-  mkdir -p "$root/proc" "$root/sys/devices/system/cpu/cpu0/cpufreq" "$root/sys/class/thermal/thermal_zone0" "$root/bin"
-  printf 'processor\t: 0\nCPU part\t: 0xd0b\n\nModel\t\t: Raspberry Pi 5 Model B Rev 1.0\n' >"$root/proc/cpuinfo"
-  printf 'MemTotal: 8245000 kB\nMemAvailable: %s kB\nSwapTotal: %s kB\nSwapFree: %s kB\n' \
-    "$avail" "$swap_total" "$swap_free" >"$root/proc/meminfo"
-  echo 0-3 >"$root/sys/devices/system/cpu/online"
-  echo "$governor" >"$root/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
-  echo 2400000 >"$root/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq"
-  echo 2400000 >"$root/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"
-  echo "$temp" >"$root/sys/class/thermal/thermal_zone0/temp"
-  printf '#!/bin/sh\necho throttled=%s\n' "$throttled" >"$root/bin/vcgencmd"
-  chmod +x "$root/bin/vcgencmd"
-}
 
 # check NAME ARGS...: r1pi-cluster check --local on the fake board NAME; output in $out, status in $rc.
 check() {
@@ -126,14 +101,6 @@ expect "--compare" measured ok "^.*measured +ok +2[0-9] decode forwards: Pred [0
 head -n 1 "$work/run.csv" >"$work/header.csv"
 
 # Bad input.
-bad() {
-  local what=$1 pattern=$2
-  shift 2
-  rc=0
-  out=$("$bin/r1pi-cluster" "$@" 2>&1) || rc=$?
-  if [ "$rc" -ne 0 ] && echo "$out" | grep -q -E -- "$pattern"; then pass "$what: exit $rc, '$pattern'"; else
-    fail "$what: exit $rc"; echo "$out" | sed 's/^/    | /'; fi
-}
 bad "a model that is a folder" "error: .*: is a folder, not a GGUF file" check --local -m "$work"
 echo "not a model" >"$work/text.gguf"
 bad "a file that is not GGUF" "error: .*text.gguf" check --local -m "$work/text.gguf"
@@ -153,6 +120,4 @@ else
   echo "$out" | sed 's/^/    | /'
 fi
 
-if [ "$failures" -eq 0 ]; then echo "PASS: $TEST_NAME (all checks)"; exit 0; fi
-echo "FAIL: $TEST_NAME: $failures check(s) failed"
-exit 1
+finish
