@@ -51,7 +51,7 @@ struct Job {
 using RunTests = std::function<void(r1pi::TokenSource&, const std::function<r1pi::StepCost()>&)>;
 
 // One engine per (thread count, KV cache type).
-void bench_engine(const BenchOptions& o, const r1pi::LoadedModel& model, const Job& job, int threads,
+void bench_engine([[maybe_unused]] const BenchOptions& o, const r1pi::LoadedModel& model, const Job& job, int threads,
                   r1pi::GgmlType kv_type, int n_ctx, const RunTests& run_tests, int& status) {
 #ifdef R1PI_HAVE_MPI
   if (job.n_ranks > 1) {
