@@ -1,8 +1,9 @@
-// r1pi-cluster: checks the boards of a cluster (over ssh, each running its own check --local) or
-// this machine, and predicts r1pi's decode speed there.
+// r1pi-cluster: sets up the boards of a cluster (init), checks them (over ssh, each running its own
+// check --local) or this machine, and predicts r1pi's decode speed there.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -10,9 +11,11 @@
 #include "cluster/board_check.h"
 #include "cluster/check_report.h"
 #include "cluster/cluster_check.h"
+#include "cluster/cluster_init.h"
 #include "cluster/file_sha256.h"
 #include "cluster/hostfile.h"
 #include "cluster/model_needs.h"
+#include "cluster/remote_run.h"
 #include "cluster/run_compare.h"
 #include "cluster/system_facts.h"
 #include "common/error.h"
@@ -60,12 +63,27 @@ int run(int argc, char** argv) {
   check->add_flag("--warn-ok", warn_ok, "exit 0 with warnings (failures still exit 1)");
   check->add_option("--root", root, "read proc/ and sys/ under this folder instead of / (a test's fake board)")
       ->check(CLI::ExistingDirectory);
+  std::vector<std::string> init_hosts;
+  std::string init_hostfile = "pis";
+  CLI::App* init = app.add_subcommand(
+      "init", "make boards a cluster: ssh, the same Open MPI, r1pi copied to this folder's path, the hostfile");
+  init->add_option("BOARDS", init_hosts, "the boards' host names, rank 0's first")->required();
+  init->add_option("-o,--output", init_hostfile, "the hostfile to write")->capture_default_str();
+  init->add_option("--ssh", ssh, "the ssh command that reaches a board (its host name follows)")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   try {
+    if (*init) {
+      for (size_t i = 0; i < init_hosts.size(); ++i)
+        if (std::find(init_hosts.begin(), init_hosts.begin() + std::ptrdiff_t(i), init_hosts[i]) != init_hosts.begin() + std::ptrdiff_t(i))
+          throw r1pi::Error("init: " + init_hosts[i] + " is given twice: one rank per board");
+      const r1pi::InitReport report = r1pi::init_cluster({init_hosts, ssh, init_hostfile, own_folder()});
+      std::fputs(report.text.c_str(), stdout);
+      return report.status;
+    }
     if (local == !hostfile.empty())
       throw r1pi::Error("check: give --local (this machine as one board) or --hostfile FILE (every board, over ssh)");
     if (!hostfile.empty()) {

@@ -1,15 +1,10 @@
 #include "cluster/cluster_check.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <future>
-#include <sstream>
 
+#include "cluster/remote_run.h"
 #include "common/error.h"
 
 namespace r1pi {
@@ -25,46 +20,9 @@ struct Outcome {
   std::string out, err;
 };
 
-std::string last_line(const std::string& text) {
-  std::string t = text;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-  const size_t nl = t.rfind('\n');
-  return nl == std::string::npos ? t : t.substr(nl + 1);
-}
-
-// Is the ssh command's program there? (The shell would say "not found" per board instead.)
-bool program_exists(const std::string& command) {
-  const std::string program = command.substr(0, command.find(' '));
-  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-  return false;
-}
-
 Outcome run_on(const std::string& ssh, const std::string& host, const std::string& command) {
-  Outcome o{host, -1, "", ""};
-  char err_path[] = "/tmp/r1pi-cluster-XXXXXX";
-  const int fd = mkstemp(err_path);
-  if (fd < 0) {
-    o.err = "cannot make a temporary file";
-    return o;
-  }
-  close(fd);
-  const std::string line = ssh + " " + shell_quote(host) + " " + shell_quote(command) + " 2>" + err_path + " </dev/null";
-  if (FILE* pipe = popen(line.c_str(), "r")) {
-    char buffer[4096];
-    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) o.out.append(buffer, n);
-    const int status = pclose(pipe);
-    o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  std::ifstream err(err_path);
-  std::stringstream text;
-  text << err.rdbuf();
-  o.err = text.str();
-  unlink(err_path);
-  return o;
+  const RemoteResult r = run_remote(ssh, host, command);
+  return {host, r.status, r.out, r.err};
 }
 
 json row(const std::string& check, const char* status, const std::string& found, const std::string& fix) {
@@ -134,14 +92,8 @@ std::string padded(const std::string& text, size_t width) {
 
 }  // namespace
 
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 ClusterReport check_cluster(const ClusterCheckOptions& opt, bool warn_ok) {
-  if (!program_exists(opt.ssh))
+  if (!ssh_client_exists(opt.ssh))
     throw Error("no ssh client: '" + opt.ssh.substr(0, opt.ssh.find(' ')) +
                 "' is not on PATH (apt install openssh-client, or --ssh COMMAND)");
   std::vector<std::future<Outcome>> running;

@@ -27,7 +27,4 @@ struct ClusterReport {
 // Runs the boards' checks at once. Throws r1pi::Error when there is no ssh client to run.
 ClusterReport check_cluster(const ClusterCheckOptions& options, bool warn_ok);
 
-// text in single quotes for a POSIX shell.
-std::string shell_quote(const std::string& text);
-
 }  // namespace r1pi

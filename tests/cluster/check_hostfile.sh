@@ -21,23 +21,7 @@ pi() {
   cp "$bin/r1pi" "$bin/r1pi-cluster" "$work/$1/bin/"
   cp "$model" "$work/$1/model.gguf"
 }
-cat >"$work/fake-ssh" <<SSH
-#!/bin/bash
-# fake-ssh HOST COMMAND: COMMAND on board HOST's files (see check_hostfile.sh).
-host=\$1 command=\$2 board=$work/\$1
-[ "\$host" != down ] || { echo "ssh: connect to host down port 22: No route to host" >&2; exit 255; }
-[ -d "\$board" ] || { echo "ssh: Could not resolve hostname \$host" >&2; exit 255; }
-command=\${command//"$bin"/\$board/bin}
-command=\${command//"$model"/\$board/model.gguf}
-back() { sed -e "s|\$board/bin|$bin|g" -e "s|\$board/model.gguf|$model|g"; }
-err=\$(mktemp)
-PATH=\$board/bin:\$PATH bash -c "\$command --root \$board" 2>"\$err" | back
-status=\${PIPESTATUS[0]}
-back <"\$err" >&2
-rm -f "\$err"
-exit "\$status"
-SSH
-chmod +x "$work/fake-ssh"
+make_fake_ssh
 
 cluster() {  # cluster HOSTFILE ARGS...: the check (of $model unless ARGS give -m); $out, $rc, $secs
   local start=$SECONDS m=(-m "$model")

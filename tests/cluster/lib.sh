@@ -42,3 +42,28 @@ board() {
   printf '#!/bin/sh\necho throttled=%s\n' "$throttled" >"$root/bin/vcgencmd"
   chmod +x "$root/bin/vcgencmd"
 }
+
+# make_fake_ssh: $work/fake-ssh HOST COMMAND, a stand-in for ssh that runs COMMAND here on board
+# HOST's files: its bin/ for the folder every board shares ($bin), its model.gguf for the shared
+# model path ($model), and for r1pi-cluster's check its proc/ and sys/ (--root); paths are
+# rewritten on the way in and back on the way out. "down" cannot be reached, nor a board without
+# a folder.
+make_fake_ssh() {
+  cat >"$work/fake-ssh" <<SSH
+#!/bin/bash
+host=\$1 command=\$2 board=$work/\$1
+[ "\$host" != down ] || { echo "ssh: connect to host down port 22: No route to host" >&2; exit 255; }
+[ -d "\$board" ] || { echo "ssh: Could not resolve hostname \$host" >&2; exit 255; }
+case "\$command" in *"r1pi-cluster' check"*) command="\$command --root \$board" ;; esac
+command=\${command//"$bin"/\$board/bin}
+command=\${command//"$model"/\$board/model.gguf}
+back() { sed -e "s|\$board/bin|$bin|g" -e "s|\$board/model.gguf|$model|g"; }
+err=\$(mktemp)
+PATH=\$board/bin:\$PATH bash -c "\$command" 2>"\$err" | back
+status=\${PIPESTATUS[0]}
+back <"\$err" >&2
+rm -f "\$err"
+exit "\$status"
+SSH
+  chmod +x "$work/fake-ssh"
+}
