@@ -5,7 +5,9 @@
 //   read_bw/threads:T                   the read bandwidth of this run (read_sum.h, 1 GiB)
 //   matvec/<backend>/<type>/RxC/threads:T   B = 1 (decode): weight GB/s and bw_frac, the fraction
 //                                       of this run's read bandwidth at the same thread count
-//   matmul/<backend>/<type>/RxC/B:n/threads:T  the batch curve: GOP/s (2 ops per multiply-add)
+//   int8_peak/<backend>/threads:T       the backend's own int8 multiply-add rate (int8_peak.h)
+//   matmul/<backend>/<type>/RxC/B:n/threads:T  the batch curve: GOP/s (2 ops per multiply-add) and,
+//                                       for B > 1, peak_frac: its share of that int8 peak
 //
 // Every weight matrix is replicated to fill >= 1 GiB and the iterations rotate through the copies,
 // so that B = 1 reads memory, not the last-level cache. Shapes are the 8B model's (4096 x 4096:
@@ -32,6 +34,7 @@
 #include "ggml/ggml_type.h"
 #include "neon/kernels.h"
 #include "ggml/quant_blocks.h"
+#include "int8_peak.h"
 #include "read_sum.h"
 #include "common/thread_pool.h"
 #include "layers/linear.h"
@@ -57,6 +60,12 @@ ThreadPool& pool(int threads) {
 std::map<int, double>& measured_bw() {
   static std::map<int, double> bw;
   return bw;
+}
+
+// Each backend's int8 peak measured in this run, per thread count (for peak_frac).
+std::map<std::pair<std::string, int>, double>& measured_peak() {
+  static std::map<std::pair<std::string, int>, double> peak;
+  return peak;
 }
 
 size_t row_bytes(GgmlType t, int64_t cols) { return r1pi::ggml_row_bytes(t, uint64_t(cols)); }
@@ -178,6 +187,13 @@ void BM_read_bw(benchmark::State& state, int threads) {
   state.SetLabel(r1pi::bench::read_sum_kind());
 }
 
+void BM_int8_peak(benchmark::State& state, const Kernels* k, int threads) {
+  double best = 0;
+  for (auto _ : state) best = std::max(best, r1pi::bench::int8_peak_gops(k->name, threads));
+  state.counters["GOPs"] = best;
+  measured_peak()[{k->name, threads}] = best;
+}
+
 void BM_matmul(benchmark::State& state, const Kernels* k, GgmlType t, int64_t rows, int64_t cols, int B,
                int threads) {
   const WeightSet& w = weights(t, rows, cols);
@@ -198,9 +214,11 @@ void BM_matmul(benchmark::State& state, const Kernels* k, GgmlType t, int64_t ro
     // Filled in by the reporter from the rate; here just remember the bandwidth it compares to.
     state.counters["read_GBps"] = measured_bw()[threads];
   }
+  const auto peak = measured_peak().find({k->name, threads});
+  if (B > 1 && peak != measured_peak().end() && peak->second > 0) state.counters["peak_GOPs"] = peak->second;
 }
 
-// Adds bw_frac = weight_GBps / read_GBps to the console output.
+// Adds bw_frac = weight_GBps / read_GBps and peak_frac = GOPs / peak_GOPs to the console output.
 class FracReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -212,6 +230,10 @@ class FracReporter : public benchmark::ConsoleReporter {
         // Rate counters hold their final rate by the time they are reported.
         run.counters["bw_frac"] = benchmark::Counter(w->second.value / b->second.value);
       }
+      auto g = run.counters.find("GOPs");
+      auto p = run.counters.find("peak_GOPs");
+      if (g != run.counters.end() && p != run.counters.end() && p->second.value > 0)
+        run.counters["peak_frac"] = benchmark::Counter(g->second.value / p->second.value);
     }
     ConsoleReporter::ReportRuns(r);
   }
@@ -251,6 +273,13 @@ int main(int argc, char** argv) {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.5);
+  for (const Kernels* k : backends)
+    for (int t : thread_counts)
+      benchmark::RegisterBenchmark(("int8_peak/" + std::string(k->name) + "/threads:" + std::to_string(t)).c_str(),
+                                   BM_int8_peak, k, t)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(3);
 
   struct Shape {
     GgmlType type;
