@@ -50,7 +50,10 @@ Fingerprint of(const std::string& path, WeightCheck check = WeightCheck::Sampled
 
 class ModelFingerprint : public ::testing::Test {
  protected:
-  const std::string dir = test::scratch_dir("model_fingerprint");
+  // A folder per test: ctest runs them at once, and one test's fresh folder must not remove the
+  // file another is writing.
+  const std::string dir =
+      test::scratch_dir(std::string("model_fingerprint/") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
   const std::string original = write_model(dir + "/original.gguf");
 };
 
