@@ -4,14 +4,14 @@
 
 namespace r1pi {
 
+std::string padded(const std::string& text, size_t width) {
+  return text + std::string(width > text.size() ? width - text.size() : 0, ' ');
+}
+
 namespace {
 
 int count(const BoardReport& r, Verdict v) {
   return int(std::count_if(r.rows.begin(), r.rows.end(), [v](const CheckRow& row) { return row.verdict == v; }));
-}
-
-std::string padded(const std::string& text, size_t width) {
-  return text + std::string(width > text.size() ? width - text.size() : 0, ' ');
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <future>
 
+#include "cluster/check_report.h"
 #include "cluster/remote_run.h"
 #include "common/error.h"
 
@@ -43,8 +44,7 @@ json board_report(const Outcome& o, const ClusterCheckOptions& opt) {
   const bool reached = o.status != 255;
   if (!reached) {
     found = "ssh could not reach it or log in: " + found;
-    fix = "ssh-keygen (once), ssh-copy-id " + o.host + ", then `ssh " + o.host +
-          " true` must return without a question (answer the host-key question once)";
+    fix = ssh_setup_fix(o.host);
   } else if (o.status == 127 || o.status == 126) {
     found = "no r1pi-cluster at " + opt.bin_dir + " there: " + found;
     fix = "rsync -a " + opt.bin_dir + "/r1pi " + opt.bin_dir + "/r1pi-cluster " + o.host + ":" + opt.bin_dir + "/";
@@ -86,16 +86,10 @@ void compare_with_first(json& board, const json& first, const ClusterCheckOption
     board["checks"].push_back(row("same model", "ok", "fingerprint " + fp.substr(0, 12), ""));
 }
 
-std::string padded(const std::string& text, size_t width) {
-  return text + std::string(width > text.size() ? width - text.size() : 0, ' ');
-}
-
 }  // namespace
 
 ClusterReport check_cluster(const ClusterCheckOptions& opt, bool warn_ok) {
-  if (!ssh_client_exists(opt.ssh))
-    throw Error("no ssh client: '" + opt.ssh.substr(0, opt.ssh.find(' ')) +
-                "' is not on PATH (apt install openssh-client, or --ssh COMMAND)");
+  require_ssh_client(opt.ssh);
   std::vector<std::future<Outcome>> running;
   for (const std::string& host : opt.hosts)
     running.push_back(std::async(std::launch::async, run_on, opt.ssh, host, opt.remote_command));

@@ -42,9 +42,7 @@ Board prepare(const InitOptions& o, const std::string& host, const std::string& 
   Board b{host, true, ""};
   const RemoteResult reach = run_remote(o.ssh, host, "true");
   if (reach.status != 0) {
-    fail(b, "ssh: " + last_line(reach.err),
-         "ssh-keygen -t ed25519 (once, if ~/.ssh has no key), ssh-copy-id " + host + ", then `ssh " + host +
-             " true` must return without a question (answer the host-key question once)");
+    fail(b, "ssh: " + last_line(reach.err), ssh_setup_fix(host));
     b.text = host + ": not reachable\n" + b.text;
     return b;
   }
@@ -85,9 +83,7 @@ Board prepare(const InitOptions& o, const std::string& host, const std::string& 
 }  // namespace
 
 InitReport init_cluster(const InitOptions& o) {
-  if (!ssh_client_exists(o.ssh))
-    throw Error("no ssh client: '" + o.ssh.substr(0, o.ssh.find(' ')) +
-                "' is not on PATH (apt install openssh-client, or --ssh COMMAND)");
+  require_ssh_client(o.ssh);
   for (const char* program : kPrograms)
     if (file_sha256(o.bin_dir + "/" + program).empty())
       throw Error(o.bin_dir + "/" + program + " cannot be read: init copies the r1pi beside r1pi-cluster");

@@ -39,7 +39,7 @@ ModelNeeds model_needs(const std::string& path, int ctx_size) {
   std::snprintf(summary, sizeof summary, "%s, %u layers, dim %u, %s, %.1f MB", arch.c_str(), c.n_layers, c.dim,
                 matrix_type.c_str(), needs.weight_bytes / 1e6);
   needs.summary = summary;
-  needs.fingerprint = to_hex(model_fingerprint(file), 32);
+  needs.fingerprint = to_hex(model_fingerprint(file));
   return needs;
 }
 

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/error.h"
+
 namespace r1pi {
 
 std::string shell_quote(const std::string& text) {
@@ -23,14 +25,22 @@ std::string last_line(const std::string& text) {
   return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
-bool ssh_client_exists(const std::string& ssh) {
+void require_ssh_client(const std::string& ssh) {
   const std::string program = ssh.substr(0, ssh.find(' '));
-  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-  return false;
+  if (program.find('/') != std::string::npos) {
+    if (access(program.c_str(), X_OK) == 0) return;
+  } else {
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "");
+    for (std::string dir; std::getline(dirs, dir, ':');)
+      if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return;
+  }
+  throw Error("no ssh client: '" + program + "' is not on PATH (apt install openssh-client, or --ssh COMMAND)");
+}
+
+std::string ssh_setup_fix(const std::string& host) {
+  return "ssh-keygen -t ed25519 (once, if ~/.ssh has no key), ssh-copy-id " + host + ", then `ssh " + host +
+         " true` must return without a question (answer the host-key question once)";
 }
 
 RemoteResult run_remote(const std::string& ssh, const std::string& host, const std::string& command,

@@ -15,8 +15,11 @@ struct RemoteResult {
 RemoteResult run_remote(const std::string& ssh, const std::string& host, const std::string& command,
                         const std::string& stdin_path = "");
 
-// Whether the ssh command's program can be run (on PATH, or the path given).
-bool ssh_client_exists(const std::string& ssh);
+// Throws r1pi::Error when the ssh command's program is neither on PATH nor at the path given.
+void require_ssh_client(const std::string& ssh);
+
+// The steps that let this machine log in to host over ssh without a question.
+std::string ssh_setup_fix(const std::string& host);
 
 // text in single quotes for a POSIX shell.
 std::string shell_quote(const std::string& text);

@@ -1,6 +1,5 @@
 #include "model/model_fingerprint.h"
 
-#include <openssl/evp.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/sha256.h"
 #include "gguf/gguf_file.h"
 
 namespace r1pi {
@@ -46,24 +46,6 @@ void ask_for(const uint8_t* data, uint64_t bytes) {
   const uintptr_t first = uintptr_t(data) & ~(page - 1);
   madvise(reinterpret_cast<void*>(first), uintptr_t(data) + bytes - first, MADV_WILLNEED);
 }
-
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
-  ~Sha256() { EVP_MD_CTX_free(ctx_); }
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-  void add(const void* data, size_t bytes) { EVP_DigestUpdate(ctx_, data, bytes); }
-  Fingerprint finish() {
-    Fingerprint f{};
-    unsigned int len = 0;
-    EVP_DigestFinal_ex(ctx_, f.data(), &len);
-    return f;
-  }
-
- private:
-  EVP_MD_CTX* ctx_;
-};
 
 }  // namespace
 
@@ -115,16 +97,6 @@ Fingerprint model_fingerprint(const GgufFile& file, WeightCheck check) {
   sha.add(file.header_bytes(), file.data_offset());
   for (const Span& s : spans) sha.add(s.data, s.bytes);
   return sha.finish();
-}
-
-std::string to_hex(const Fingerprint& f, size_t bytes) {
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < bytes && i < f.size(); ++i) {
-    s += hex[f[i] >> 4];
-    s += hex[f[i] & 15];
-  }
-  return s;
 }
 
 }  // namespace r1pi

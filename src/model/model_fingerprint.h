@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/sha256.h"
+
 namespace r1pi {
 
 class GgufFile;
@@ -21,8 +23,7 @@ const char* weight_check_name(WeightCheck check);
 // The names, for --help and errors: "sampled, full".
 const char* weight_check_names();
 
-using Fingerprint = std::array<uint8_t, 32>;
+using Fingerprint = Sha256Digest;
 Fingerprint model_fingerprint(const GgufFile& file, WeightCheck check = WeightCheck::Sampled);
-std::string to_hex(const Fingerprint& f, size_t bytes = 8);
 
 }  // namespace r1pi

@@ -153,7 +153,7 @@ GenerationOptions generation_options(const RunOptions& o, const LoadedModel& mod
   const Fingerprint fingerprint = model.fingerprint ? *model.fingerprint : model_fingerprint(GgufFile::open(o.model_path));
   const CostCurveChoice cost =
       choose_cost_curve(o.spec_cost,
-                        cost_cache_key(to_hex(fingerprint, 32), n_ranks, threads, kernels().name, o.sampler),
+                        cost_cache_key(to_hex(fingerprint), n_ranks, threads, kernels().name, o.sampler),
                         o.spec_max + 1, source, Sampler(o.sampler));
   gen.spec.cost = cost.curve;
   gen.spec.cost_origin = cost.origin;

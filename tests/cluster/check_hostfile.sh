@@ -55,7 +55,7 @@ found "pi2: the fix" "fix: the model at the same path on every board: rsync -a $
 found "pi3: another model of the same size" "^pi3 same model fail: another file at $model than pi0's \\(fingerprint"
 found "pi4: the governor" "^pi4 governor warn: ondemand"
 found "down: unreachable, with ssh-copy-id" "^down reachable fail: ssh could not reach it or log in: ssh: connect to host down"
-found "down: the fix" "fix: ssh-keygen \\(once\\), ssh-copy-id down"
+found "down: the fix" "fix: ssh-keygen .*ssh-copy-id down, then .ssh down true"
 found "pi5: no r1pi-cluster" "^pi5 check fail: no r1pi-cluster at $bin there"
 found "no bound with boards unchecked" "^no decode bound: not every board was checked"
 found "the count" "^7 boards, [0-9]+ warnings?, [0-9]+ failures"

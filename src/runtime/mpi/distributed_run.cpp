@@ -42,7 +42,7 @@ bool same_model_everywhere(const MpiWorld& world, const Fingerprint& mine) {
   if (!same && world.is_root()) {
     std::fprintf(stderr, "error: the ranks opened different model files (fingerprints:");
     for (int r = 0; r < world.size(); ++r)
-      std::fprintf(stderr, " rank %d %s", r, to_hex(all[size_t(r)]).c_str());
+      std::fprintf(stderr, " rank %d %s", r, to_hex(all[size_t(r)], 8).c_str());
     std::fprintf(stderr, "); give every rank the same GGUF file, or use --weights-from-root\n");
   }
   return same;
