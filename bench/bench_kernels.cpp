@@ -14,7 +14,7 @@
 // wq/wo; 14336 x 4096: w1/w3; 4096 x 14336: w2; 128256 x 4096 Q6_K: the output matrix; Q4_K
 // and Q6_K in a Q4_K_M file's long-row shapes (Q6_K holds half its w2); Q5_K; Q5_0 and IQ4_NL as
 // llama-quantize's fallbacks; Q4_1, Q5_1, IQ4_XS, BF16, Q2_K and Q3_K at 4096 x 4096 beside
-// Q4_0's).
+// Q4_0's; MXFP4 in gpt-oss's expert shape, 2880 x 2880).
 // Extra flags: --backends=avx2,scalar (default: all but scalar) --quick (fewer shapes)
 //   --chunk=N the shortest pool task in rows (default: linear.cpp's matmul_min_chunk).
 #include <benchmark/benchmark.h>
@@ -108,7 +108,9 @@ const WeightSet& weights(GgmlType t, int64_t rows, int64_t cols) {
   const size_t rb = row_bytes(t, cols);
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* row = m + size_t(r) * rb;
-    if (r1pi::ggml_block_elements(t) == 32) {  // Q4_0, Q5_0, IQ4_NL: d leads the block
+    if (t == GgmlType::MXFP4) {  // the exponent byte leads: scales near 2^-8, no subnormals
+      for (int64_t b = 0; b < cols / 32; ++b) row[b * int64_t(r1pi::ggml_block_bytes(t))] = uint8_t(116 + next() % 8);
+    } else if (r1pi::ggml_block_elements(t) == 32) {  // Q4_0, Q5_0, IQ4_NL: d leads the block
       // (Q4_1, Q5_1: d, then m)
       const bool with_m = t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
       for (int64_t b = 0; b < cols / 32; ++b) {
@@ -294,7 +296,7 @@ int main(int argc, char** argv) {
                                {GgmlType::IQ4_NL, 4096, 4096}, {GgmlType::Q4_1, 4096, 4096},
                                {GgmlType::Q5_1, 4096, 4096},  {GgmlType::IQ4_XS, 4096, 4096},
                                {GgmlType::BF16, 4096, 4096},  {GgmlType::Q2_K, 4096, 4096},
-                               {GgmlType::Q3_K, 4096, 4096}};
+                               {GgmlType::Q3_K, 4096, 4096},  {GgmlType::MXFP4, 2880, 2880}};
   if (quick) matvec = {{GgmlType::Q4_0, 14336, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : matvec)
@@ -314,7 +316,7 @@ int main(int argc, char** argv) {
                                 {GgmlType::Q4_1, 4096, 4096},
                                 {GgmlType::Q5_1, 4096, 4096}, {GgmlType::IQ4_XS, 4096, 4096},
                                 {GgmlType::BF16, 4096, 4096}, {GgmlType::Q2_K, 4096, 4096},
-                                {GgmlType::Q3_K, 4096, 4096}};
+                                {GgmlType::Q3_K, 4096, 4096},  {GgmlType::MXFP4, 2880, 2880}};
   if (quick) batched = {{GgmlType::Q4_0, 4096, 4096}};
   for (const Kernels* k : backends)
     for (const Shape& s : batched)

@@ -177,7 +177,7 @@ TEST(MakeModel, KQuantMixesFollowLlamaQuantize) {
   // The file types llama.cpp gives them (LLAMA_FTYPE_MOSTLY_*).
   const std::vector<std::pair<const char*, uint32_t>> file_types = {
       {"q2_k", 10}, {"q3_k_s", 11}, {"q3_k_m", 12}, {"q3_k_l", 13}, {"q4_k_s", 14},
-      {"q4_k_m", 15}, {"q5_k_s", 16}, {"q5_k_m", 17}, {"iq4_nl", 25}, {"iq4_xs", 30}};
+      {"q4_k_m", 15}, {"q5_k_s", 16}, {"q5_k_m", 17}, {"iq4_nl", 25}, {"iq4_xs", 30}, {"mxfp4_moe", 38}};
   for (const auto& [name, file_type] : file_types) EXPECT_EQ(quant_mix_named(name)->file_type, file_type) << name;
 }
 

@@ -66,6 +66,34 @@ TEST(QuantizeModel, F32FileBecomesTheMakersFileOfEveryMixAndType) {
   }
 }
 
+// MXFP4_MOE (gpt-oss's published mix) on a mixture of experts: the stacked experts MXFP4, every
+// other matrix Q8_0 (output.weight too), the router F32; the maker's file again.
+TEST(QuantizeModel, Mxfp4MoeGivesTheExpertsMxfp4AndTheRestQ8_0) {
+  const std::string dir = scratch_dir("quantize_mxfp4");
+  MakeOptions f = tiny(2);
+  f.arch = "qwen3moe";
+  f.matrix_type = f.output_type = GgmlType::F32;
+  make_model(f, dir + "/f32.gguf");
+  MakeOptions o = tiny(2);
+  o.arch = "qwen3moe";
+  o.mix = quant_mix_named("mxfp4_moe");
+  make_model(o, dir + "/made.gguf");
+  quantize_model(dir + "/f32.gguf", dir + "/quantized.gguf", "MXFP4_MOE", false);
+  EXPECT_TRUE(read_file(dir + "/made.gguf") == read_file(dir + "/quantized.gguf"));
+  const GgufFile q = GgufFile::open(dir + "/quantized.gguf");
+  EXPECT_EQ(q.get_u32("general.file_type"), 38u);
+  int experts = 0;
+  for (const GgufTensorInfo& t : q.tensors()) {
+    const bool stacked = t.name.find("_exps.weight") != std::string::npos;
+    const GgmlType want = t.ne.size() < 2 || t.name.find("ffn_gate_inp") != std::string::npos ? GgmlType::F32
+                          : stacked                                                      ? GgmlType::MXFP4
+                                                                                         : GgmlType::Q8_0;
+    EXPECT_EQ(t.type, want) << t.name;
+    experts += stacked;
+  }
+  EXPECT_EQ(experts, 6) << "gate, up and down in each of 2 layers";
+}
+
 TEST(QuantizeModel, F16AndBF16MatricesAreRead) {
   const std::string dir = scratch_dir("quantize_f16");
   MakeOptions b = tiny(2);

@@ -64,8 +64,8 @@ int run(int argc, char** argv) {
   std::vector<std::string> type_or_mix = r1pi::ggml_matrix_type_names();
   for (const std::string& m : r1pi::quant_mix_names()) type_or_mix.push_back(m);
   make_cmd->add_option("--type", matrix_type,
-                       "type of the other matrices, or a mix as llama-quantize's (q4_k_m, q4_k_s, q5_k_m, q5_k_s, iq4_xs, iq4_nl: it "
-                       "decides output.weight's type too)")
+                       "type of the other matrices, or a mix as llama-quantize's (q4_k_m, q4_k_s, q5_k_m, q5_k_s, iq4_xs, iq4_nl, "
+                       "mxfp4_moe: it decides output.weight's type too)")
       ->check(CLI::IsMember(type_or_mix, CLI::ignore_case))
       ->capture_default_str();
   make_cmd->add_option("--output-type", output_type, "output.weight type")

@@ -81,6 +81,10 @@ constexpr GgmlTypeTraits kTraits[] = {
      .block_bytes = sizeof(block_iq4_xs), .holds_matrix = true, .file_type = 30,
      .dequantize = dequantize_as<block_iq4_xs, dequantize_row_iq4_xs>,
      .quantize = quantize_as<block_iq4_xs, quantize_row_iq4_xs_ref>},
+    {.type = GgmlType::MXFP4, .name = "MXFP4", .block_elements = QK4_0,
+     .block_bytes = sizeof(block_mxfp4), .holds_matrix = true, .file_type = 38,  // MXFP4_MOE
+     .dequantize = dequantize_as<block_mxfp4, dequantize_row_mxfp4>,
+     .quantize = quantize_as<block_mxfp4, quantize_row_mxfp4_ref>},
     {.type = GgmlType::BF16, .name = "BF16", .block_elements = 1, .block_bytes = 2,
      .holds_matrix = true, .file_type = 32, .dequantize = dequantize_as<uint16_t, dequantize_row_bf16>,
      .quantize = quantize_as<uint16_t, quantize_row_bf16>},

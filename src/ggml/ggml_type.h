@@ -28,6 +28,7 @@ enum class GgmlType : uint32_t {
   IQ4_NL = 20,
   IQ4_XS = 23,
   BF16 = 30,
+  MXFP4 = 39,
 };
 
 struct GgmlTypeTraits {

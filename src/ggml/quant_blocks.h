@@ -1,5 +1,6 @@
 // ggml's block layouts, byte for byte (the GGUF files store these structs back to back).
 #pragma once
+#include <bit>
 #include <cstdint>
 
 namespace r1pi {
@@ -62,6 +63,22 @@ struct block_iq4_xs {
   uint8_t qs[QK_K / 2];
 };
 static_assert(sizeof(block_iq4_xs) == 136);
+
+// MXFP4 (OCP microscaling FP4, gpt-oss's experts): x = kvalues_mxfp4[q] * 2^(e - 128), q in 0..15,
+// nibbles as Q4_0's. The levels are twice E2M1's (0, 0.5, 1, 1.5, 2, 3, 4, 6; bit 3 the sign), so
+// the scale is half the E8M0 exponent's 2^(e - 127).
+struct block_mxfp4 {
+  uint8_t e;               // E8M0 exponent
+  uint8_t qs[QK4_0 / 2];
+};
+static_assert(sizeof(block_mxfp4) == 17);
+inline constexpr int8_t kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+// 2^(e - 128) for every e, e = 0 and 1 the subnormals 2^-128 and 2^-127 (ggml's
+// GGML_E8M0_TO_FP32_HALF; e = 255 is 2^127, not NaN).
+constexpr float e8m0_to_fp32_half(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : uint32_t(e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
 
 // Q8_0: x = d * q, q in -127..127.
 struct block_q8_0 {

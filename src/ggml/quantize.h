@@ -1,6 +1,6 @@
 // Quantisation and dequantisation of rows (plain reference code; also what the model maker uses).
 //
-// Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS and BF16 quantise exactly as ggml's
+// Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4 and BF16 quantise exactly as ggml's
 // reference quantisers (quantize_row_q4_0_ref, quantize_row_q4_K_ref, ...; the IQ4 types without
 // an importance matrix) so that r1pi-model writes the bytes llama.cpp's tools would.
 // Q8_0 is r1pi's activation quantiser, defined once for every backend:
@@ -27,6 +27,7 @@ void quantize_row_q5_0_ref(const float* x, block_q5_0* y, int64_t n);
 void quantize_row_q5_1_ref(const float* x, block_q5_1* y, int64_t n);
 void quantize_row_iq4_nl_ref(const float* x, block_iq4_nl* y, int64_t n);  // no importance matrix
 void quantize_row_iq4_xs_ref(const float* x, block_iq4_xs* y, int64_t n);  // no importance matrix
+void quantize_row_mxfp4_ref(const float* x, block_mxfp4* y, int64_t n);
 void quantize_row_bf16(const float* x, uint16_t* y, int64_t n);
 
 void dequantize_row_q4_0(const block_q4_0* x, float* y, int64_t n);
@@ -42,6 +43,7 @@ void dequantize_row_q5_0(const block_q5_0* x, float* y, int64_t n);
 void dequantize_row_q5_1(const block_q5_1* x, float* y, int64_t n);
 void dequantize_row_iq4_nl(const block_iq4_nl* x, float* y, int64_t n);
 void dequantize_row_iq4_xs(const block_iq4_xs* x, float* y, int64_t n);
+void dequantize_row_mxfp4(const block_mxfp4* x, float* y, int64_t n);
 void dequantize_row_bf16(const uint16_t* x, float* y, int64_t n);
 
 // Any supported type (F32 is a copy). n must be a multiple of the type's block size.

@@ -13,11 +13,12 @@
 //       (Q4_0: (q - 8) * x.q, element i < 16 being the low nibble of qs[i] and 16 + i its high nibble;
 //        Q8_0: w.q * x.q;
 //        Q6_K: scales[s] * (q6 - 32) * x.q, s the 16-element sub-block that holds the four elements;
-//        Q5_0: (q5 - 16) * x.q; IQ4_NL and IQ4_XS: kvalues_iq4nl[q] * x.q;
+//        Q5_0: (q5 - 16) * x.q; IQ4_NL and IQ4_XS: kvalues_iq4nl[q] * x.q; MXFP4: kvalues_mxfp4[q] * x.q;
 //        Q3_K: (scale_s - 32) * q3 * x.q and Q2_K: (scales[s] & 15) * q2 * x.q, s the 16-element
 //        sub-block of the four elements, as Q6_K)
 //     d_b = fp16_to_fp32(w.d) * fp16_to_fp32(x.d)      (Q6_K: w.d is the super-block's d;
-//       IQ4_XS: (fp16_to_fp32(w.d) * fp16_to_fp32(x.d)) * (float)(scale_b - 32), as Q4_K's q part)
+//       IQ4_XS: (fp16_to_fp32(w.d) * fp16_to_fp32(x.d)) * (float)(scale_b - 32), as Q4_K's q part;
+//       MXFP4: e8m0_to_fp32_half(w.e) * fp16_to_fp32(x.d))
 //     acc[j] = fma(d_b, (float)p_bj, acc[j])
 //   result = reduce8(acc)
 //   Eight lanes of four elements are what AVX2's maddubs+madd and NEON's two sdot per block produce,
@@ -124,6 +125,7 @@ inline constexpr KernelType kKernelTypeRows[] = {
     {GgmlType::Q5_K, GgmlType::Q8_0},   {GgmlType::Q4_1, GgmlType::Q8_0},  {GgmlType::Q5_0, GgmlType::Q8_0},
     {GgmlType::Q5_1, GgmlType::Q8_0},   {GgmlType::IQ4_NL, GgmlType::Q8_0}, {GgmlType::IQ4_XS, GgmlType::Q8_0},
     {GgmlType::BF16, GgmlType::F32},    {GgmlType::Q2_K, GgmlType::Q8_0},  {GgmlType::Q3_K, GgmlType::Q8_0},
+    {GgmlType::MXFP4, GgmlType::Q8_0},
 };
 // The weight types of kKernelTypeRows, in its order.
 inline constexpr std::array kKernelTypes = [] {

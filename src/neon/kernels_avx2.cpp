@@ -67,6 +67,7 @@ constexpr Kernels kAvx2 = x86_kernels("avx2", {
     {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<Avx2>>()},
     {GgmlType::Q2_K, min_term_entries<Q2_KPolicy<Avx2>>()},
     {GgmlType::Q3_K, min_term_entries<Q3_KPolicy<Avx2>>()},
+    {GgmlType::MXFP4, quant_entries<Mxfp4Policy<Avx2>>()},
 });
 
 }  // namespace

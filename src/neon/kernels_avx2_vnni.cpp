@@ -32,6 +32,7 @@ constexpr Kernels kAvx2Vnni = x86_kernels("avx2-vnni", {
     {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<AvxVnni>>()},
     {GgmlType::Q2_K, min_term_entries<Q2_KPolicy<AvxVnni>>()},
     {GgmlType::Q3_K, min_term_entries<Q3_KPolicy<AvxVnni>>()},
+    {GgmlType::MXFP4, quant_entries<Mxfp4Policy<AvxVnni>>()},
 });
 
 }  // namespace

@@ -179,6 +179,7 @@ constexpr Kernels avx512_kernels() {
       {GgmlType::IQ4_XS, min_term_entries<Iq4XsPolicy<Avx512>>()},
       {GgmlType::Q2_K, min_term_entries<Q2_KPolicy<Avx512>>()},
       {GgmlType::Q3_K, min_term_entries<Q3_KPolicy<Avx512>>()},
+      {GgmlType::MXFP4, quant_entries<Mxfp4Policy<Avx512>>()},
   });
   k.weighted_sum_f32 = weighted_sum_f32_512;
   return k;

@@ -1,6 +1,6 @@
 // The quantised products of the NEON backends, templates over the four lane sums of 16 int8
 // products: PlainDot (smull, pairwise widening adds: "neon") or SdotDot (one sdot: "neon-dotprod").
-// This file: the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), a decoder per type
+// This file: the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4), a decoder per type
 // and one R weight rows x T tokens tile of the recipe (kernels.h), with its Ops for the tiling of
 // kernels_neon_shared.h; the types of 256-element super-blocks are kernels_neon_super_block.h's.
 // Included through kernels_neon_table.h only, which builds each for both lane sums.
@@ -51,14 +51,21 @@ inline void five_bits(const uint8_t* qh, const uint8_t* qs, uint8x16_t& lo, uint
   hi = vorrq_u8(hi, vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(qh[2]), vdup_n_u8(qh[3])), bits), sixteen));
 }
 
-// IQ4_NL's and IQ4_XS's 32 levels: each nibble looked up in the sixteen (one lookup per sixteen).
-inline void iq4_levels(const uint8_t* qs, int8x16_t& w0, int8x16_t& w1) {
+// The 32 levels of IQ4_NL, IQ4_XS and MXFP4: each nibble looked up in the type's sixteen (one
+// lookup per sixteen).
+inline void nibble_levels(const int8_t* levels16, const uint8_t* qs, int8x16_t& w0, int8x16_t& w1) {
   uint8x16_t lo, hi;
   nibbles(qs, lo, hi);
-  const int8x16_t levels = vld1q_s8(kvalues_iq4nl);
+  const int8x16_t levels = vld1q_s8(levels16);
   w0 = vqtbl1q_s8(levels, lo);
   w1 = vqtbl1q_s8(levels, hi);
 }
+inline void iq4_levels(const uint8_t* qs, int8x16_t& w0, int8x16_t& w1) { nibble_levels(kvalues_iq4nl, qs, w0, w1); }
+
+// A block's scale: the fp16 d of most types, MXFP4's 2^(e - 128).
+template <class Block>
+inline float block_scale(const Block& b) { return h2f(b.d); }
+inline float block_scale(const block_mxfp4& b) { return e8m0_to_fp32_half(b.e); }
 
 // Each decoder gives a block's 32 integer weights (elements 0..15 and 16..31); the block has an
 // fp16 scale d, and with kMin an fp16 min m (x = d * q + m, q unsigned: as int8 the products are
@@ -126,6 +133,12 @@ struct Iq4NlW {
   static void decode(const Block& b, int8x16_t& w0, int8x16_t& w1) { iq4_levels(b.qs, w0, w1); }
 };
 
+struct Mxfp4W {
+  using Block = block_mxfp4;
+  static constexpr bool kMin = false;
+  static void decode(const Block& b, int8x16_t& w0, int8x16_t& w1) { nibble_levels(kvalues_mxfp4, b.qs, w0, w1); }
+};
+
 // ---- quantised dot products of 32-element blocks: R weight rows x T tokens --------------------
 
 // out[r][t] = the recipe's dot of row w[r] with token x[t], over nb 32-element blocks. Each (r, t)
@@ -163,7 +176,7 @@ inline void quant_tile(int64_t nb, const typename WT::Block* const* w, const blo
       for (int r = 0; r < R; ++r) {
         int8x16_t w0, w1;
         WT::decode(w[r][i], w0, w1);
-        const float wd = h2f(w[r][i].d);
+        const float wd = block_scale(w[r][i]);
         if constexpr (WT::kMin) wm[r][k] = h2f(w[r][i].m);
         for (int t = 0; t < T; ++t) {
           const float d = wd * xd[t];

@@ -38,6 +38,7 @@ constexpr Kernels make_table(const char* name) {
           {GgmlType::IQ4_XS, entries<SuperBlockOps<Dot, Iq4XsW>>()},
           {GgmlType::Q3_K, entries<SuperBlockOps<Dot, Q3_KW>>()},
           {GgmlType::Q2_K, entries<SuperBlockOps<Dot, Q2_KW>>()},
+          {GgmlType::MXFP4, entries<QuantOps<Dot, Mxfp4W>>()},
       }),
       R1PI_FLOAT_OPS(),
       .weighted_sum_f32 = weighted_sum<F32W>,

@@ -32,7 +32,7 @@ void accumulate_block(float* acc, float d, const int8_t* w, const int8_t* x) {
   }
 }
 
-// The 32 signed integer weights of a Q4_0, Q5_0 or IQ4_NL block.
+// The 32 signed integer weights of a Q4_0, Q5_0, IQ4_NL or MXFP4 block.
 void weights_q4_0(const block_q4_0& b, int8_t* q) {
   uint8_t u[QK4_0];
   unpack_nibbles(b.qs, u);
@@ -49,7 +49,19 @@ void weights_iq4_nl(const block_iq4_nl& b, int8_t* q) {
   for (int i = 0; i < QK4_0; ++i) q[i] = kvalues_iq4nl[u[i]];
 }
 
-// A 32-element type with an fp16 d and signed integer weights: each block's weights, then
+void weights_mxfp4(const block_mxfp4& b, int8_t* q) {
+  uint8_t u[QK4_0];
+  unpack_nibbles(b.qs, u);
+  for (int i = 0; i < QK4_0; ++i) q[i] = kvalues_mxfp4[u[i]];
+}
+
+// A block's scale as a float: the fp16 d of most types, MXFP4's 2^(e - 128).
+template <typename Block>
+float block_scale(const Block& b) { return fp16_to_fp32(b.d); }
+template <>
+float block_scale(const block_mxfp4& b) { return e8m0_to_fp32_half(b.e); }
+
+// A 32-element type with one scale and signed integer weights: each block's weights, then
 // accumulate_block with d * x.d.
 template <typename Block, void (*Weights)(const Block&, int8_t*)>
 float vec_dot_signed_q8_0(int64_t n, const Block* w, const block_q8_0* x) {
@@ -57,7 +69,7 @@ float vec_dot_signed_q8_0(int64_t n, const Block* w, const block_q8_0* x) {
   int8_t q[QK4_0];
   for (int64_t b = 0; b < n / QK4_0; ++b) {
     Weights(w[b], q);
-    accumulate_block(acc, fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d), q, x[b].qs);
+    accumulate_block(acc, block_scale(w[b]) * fp16_to_fp32(x[b].d), q, x[b].qs);
   }
   return reduce8(acc);
 }
@@ -348,6 +360,7 @@ constexpr Kernels kScalar = {
         {GgmlType::BF16, by_rows<uint16_t, float, vec_dot_bf16_f32>()},
         {GgmlType::Q2_K, by_rows<block_q2_K, block_q8_0, vec_dot_q2_K_q8_0>()},
         {GgmlType::Q3_K, by_rows<block_q3_K, block_q8_0, vec_dot_q3_K_q8_0>()},
+        {GgmlType::MXFP4, by_rows<block_mxfp4, block_q8_0, vec_dot_signed_q8_0<block_mxfp4, weights_mxfp4>>()},
     }),
     R1PI_FLOAT_OPS(),
     .weighted_sum_f32 = weighted_sum<float>,

@@ -1,6 +1,6 @@
 // The weight types' policies for the x86 quantised products (kernels_x86_quant.h), one per
 // instruction set where the unpacking differs: Q4_0Avx2 / Q4_0Vnni, Q6_KAvx2 / Q6_KVnni, and
-// Q8_0, Q5_0 and IQ4_NL (SignedBlockPolicy), Q4_K and Q5_K (kernels_x86_min_term.h; its other
+// Q8_0, Q5_0, IQ4_NL and MXFP4 (SignedBlockPolicy), Q4_K and Q5_K (kernels_x86_min_term.h; its other
 // types' policies are in kernels_x86_super_block_policies.h) for all. Each is a template over the
 // backend's Isa, which gives
 //   dot4_add(acc, u, s): acc + the sums of four u8 x s8 products per int32 lane (without VNNI,
@@ -112,9 +112,10 @@ struct Q4_0Vnni : Q4_0Base<I> {
   }
 };
 
-// Types whose block is an fp16 d and 32 signed weights of at most 128 in magnitude: Q8_0, and
-// Q5_0 and IQ4_NL once unpacked (W::weights). The weights are signed both ways: |w| <= 128 and
-// |x| <= 127 (Q8_0 activations) keep the pair sums of |w| * (x * sign(w)) within int16.
+// Types whose block is one scale (W::scale: an fp16 d looked up in lut, or MXFP4's exponent) and
+// 32 signed weights of at most 128 in magnitude: Q8_0, and Q5_0, IQ4_NL and MXFP4 once unpacked
+// (W::weights). The weights are signed both ways: |w| <= 128 and |x| <= 127 (Q8_0 activations)
+// keep the pair sums of |w| * (x * sign(w)) within int16.
 template <class I, class W>
 struct SignedBlockPolicy {
   using Isa = I;
@@ -133,7 +134,7 @@ struct SignedBlockPolicy {
   static R1PI_INLINE W1 unpack1(const uint8_t* row, int64_t b, const float* lut) {
     const uint8_t* blk = row + b * kBlockBytes;
     const __m256i w = W::weights(blk);
-    return {_mm256_abs_epi8(w), w, _mm256_broadcast_ss(lut + load_u16(blk))};
+    return {_mm256_abs_epi8(w), w, _mm256_broadcast_ss(W::scale(blk, lut))};
   }
   static R1PI_INLINE __m256 magic() { return _mm256_set1_ps(kMagic); }
   static R1PI_INLINE __m256i lanes1(const W1& w, __m256i x, __m256i) {
@@ -149,7 +150,12 @@ struct SignedBlockPolicy {
   }
 };
 
-struct Q8_0Weights {
+// The blocks that lead with an fp16 d.
+struct Fp16Scale {
+  static R1PI_INLINE const float* scale(const uint8_t* blk, const float* lut) { return lut + load_u16(blk); }
+};
+
+struct Q8_0Weights : Fp16Scale {
   static constexpr int64_t kBlockBytes = sizeof(block_q8_0);
   static R1PI_INLINE __m256i weights(const uint8_t* blk) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
@@ -170,23 +176,36 @@ inline __m256i q5_quants(const uint8_t* qh_bytes, const uint8_t* qs) {
   return _mm256_or_si256(q4_nibbles(qs), high);
 }
 
-struct Q5_0Weights {
+struct Q5_0Weights : Fp16Scale {
   static constexpr int64_t kBlockBytes = sizeof(block_q5_0);
   static R1PI_INLINE __m256i weights(const uint8_t* blk) {
     return _mm256_sub_epi8(q5_quants(blk + 2, blk + 6), _mm256_set1_epi8(16));
   }
 };
 
-// IQ4_NL (and IQ4_XS): each of the 16 bytes' nibbles looked up in the sixteen levels (one byte
-// shuffle), in element order.
-inline __m256i iq4_levels(const uint8_t* qs) {
-  const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+// IQ4_NL (and IQ4_XS), MXFP4: each of the 16 bytes' nibbles looked up in the sixteen levels (one
+// byte shuffle), in element order.
+inline __m256i nibble_levels(const int8_t* levels16, const uint8_t* qs) {
+  const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(levels16)));
   return _mm256_shuffle_epi8(levels, q4_nibbles(qs));
 }
+inline __m256i iq4_levels(const uint8_t* qs) { return nibble_levels(kvalues_iq4nl, qs); }
 
-struct Iq4NlWeights {
+struct Iq4NlWeights : Fp16Scale {
   static constexpr int64_t kBlockBytes = sizeof(block_iq4_nl);
   static R1PI_INLINE __m256i weights(const uint8_t* blk) { return iq4_levels(blk + 2); }
+};
+
+// MXFP4: 2^(e - 128) for every exponent byte, built at compile time.
+inline constexpr auto kE8m0Half = [] {
+  std::array<float, 256> t{};
+  for (int e = 0; e < 256; ++e) t[size_t(e)] = e8m0_to_fp32_half(uint8_t(e));
+  return t;
+}();
+struct Mxfp4Weights {
+  static constexpr int64_t kBlockBytes = sizeof(block_mxfp4);
+  static R1PI_INLINE const float* scale(const uint8_t* blk, const float*) { return &kE8m0Half[blk[0]]; }
+  static R1PI_INLINE __m256i weights(const uint8_t* blk) { return nibble_levels(kvalues_mxfp4, blk + 1); }
 };
 
 template <class I>
@@ -195,6 +214,8 @@ template <class I>
 using Q5_0Policy = SignedBlockPolicy<I, Q5_0Weights>;
 template <class I>
 using Iq4NlPolicy = SignedBlockPolicy<I, Iq4NlWeights>;
+template <class I>
+using Mxfp4Policy = SignedBlockPolicy<I, Mxfp4Weights>;
 
 // Q6_K: block k (0..7) of a super-block is its half h = k / 4, quarter g = k % 4 (q6_K_layout.h):
 // low bits ql[64h + 32(g & 1) + l] (low nibble for g < 2), high bits (qh[32h + l] >> 2g) & 3.

@@ -49,6 +49,9 @@ GgmlType iq4(const MixPlace& at, GgmlType base) {  // IQ4_NL, IQ4_XS
   if (at.role == FfnDown && at.layer < at.n_layers / 8) return GgmlType::Q5_K;
   return base;
 }
+// MXFP4_MOE, the file type of gpt-oss's published GGUFs: the experts MXFP4, every other matrix
+// (output.weight too) Q8_0.
+GgmlType mxfp4_moe(const MixPlace& at, GgmlType base) { return at.experts ? base : GgmlType::Q8_0; }
 
 constexpr std::array kMixes = {
     QuantMix{"q2_k", GgmlType::Q2_K, 10, q2_k},     QuantMix{"q3_k_s", GgmlType::Q3_K, 11, k_s},
@@ -56,6 +59,7 @@ constexpr std::array kMixes = {
     QuantMix{"q4_k_s", GgmlType::Q4_K, 14, q4_k_s}, QuantMix{"q4_k_m", GgmlType::Q4_K, 15, k_m},
     QuantMix{"q5_k_s", GgmlType::Q5_K, 16, k_s},    QuantMix{"q5_k_m", GgmlType::Q5_K, 17, k_m},
     QuantMix{"iq4_nl", GgmlType::IQ4_NL, 25, iq4},  QuantMix{"iq4_xs", GgmlType::IQ4_XS, 30, iq4},
+    QuantMix{"mxfp4_moe", GgmlType::MXFP4, 38, mxfp4_moe, GgmlType::Q8_0},
 };
 
 }  // namespace
@@ -75,13 +79,14 @@ std::vector<std::string> quant_mix_names() {
 
 GgmlType mix_tensor_type(const QuantMix& mix, std::string_view name, uint32_t layer, uint32_t n_layers,
                          bool output, uint32_t gqa) {
-  if (output) return GgmlType::Q6_K;
+  if (output) return mix.output;
   const MixRole role = ends_with(name, ".attn_v.weight")        ? AttnV
                        : ends_with(name, ".ffn_down.weight")    ? FfnDown
                        : ends_with(name, ".ffn_down_exps.weight") ? FfnDown
                        : ends_with(name, ".attn_output.weight") ? AttnOutput
                                                                 : Other;
-  return mix.rule({role, layer, n_layers, gqa}, mix.base);
+  const bool experts = ends_with(name, "_exps.weight");
+  return mix.rule({role, layer, n_layers, gqa, experts}, mix.base);
 }
 
 std::optional<GgmlType> row_fallback(GgmlType type, uint64_t ne0, bool output) {

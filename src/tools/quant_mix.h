@@ -1,4 +1,4 @@
-// llama-quantize's type mixes (Q2_K, Q3_K_S/M/L, Q4_K_S/M, Q5_K_S/M, IQ4_XS, IQ4_NL), as `r1pi-model
+// llama-quantize's type mixes (Q2_K, Q3_K_S/M/L, Q4_K_S/M, Q5_K_S/M, IQ4_XS, IQ4_NL, MXFP4_MOE), as `r1pi-model
 // make --type` and `quantize` write them: a file holds several types, and which tensor gets which
 // follows llama.cpp's llama-quant.cpp (llama_tensor_get_type, without an importance matrix), so
 // that a made file has the bytes per layer of the file people download. (Q6_K's mix is the type
@@ -20,13 +20,15 @@ struct MixPlace {
   MixRole role;
   uint32_t layer, n_layers;
   uint32_t gqa;  // query heads per KV head
+  bool experts;  // a mixture's stacked experts (ffn_*_exps: llama-quant.cpp's ne[2] > 1)
 };
 
 struct QuantMix {
   std::string_view name;  // lower case, as llama-quantize's name: "q4_k_m"
-  GgmlType base;          // every matrix the rule leaves alone; output.weight is Q6_K
+  GgmlType base;          // every matrix the rule leaves alone
   uint32_t file_type;     // general.file_type: llama.cpp's LLAMA_FTYPE_MOSTLY_*
   GgmlType (*rule)(const MixPlace& at, GgmlType base);  // the mix's choices; base elsewhere
+  GgmlType output = GgmlType::Q6_K;  // output.weight's type
 };
 
 // The mix of that name (any case), or nullptr.

@@ -42,6 +42,7 @@ const Case kCases[] = {
     {r1pi::GgmlType::Q6_K, true, "dequantize_row_q6_K"},
     {r1pi::GgmlType::IQ4_NL, true, "dequantize_row_iq4_nl"},
     {r1pi::GgmlType::IQ4_XS, true, "dequantize_row_iq4_xs"},
+    {r1pi::GgmlType::MXFP4, true, "dequantize_row_mxfp4"},
     {r1pi::GgmlType::BF16, true, "ggml_bf16_to_fp32_row"},
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # same_greedy_ids.sh ARCH [TYPE [LABEL MAKE-FLAGS...]]: r1pi and llama.cpp (node-llama-cpp's prebuilt library) pick the
 # same greedy tokens on ARCH's tiny preset with F32 weights (or TYPE matrices with a Q6_K output:
-# q4_k, Q4_K_M's mix, q5_k, q4_1, q5_0, q5_1, iq4_nl, iq4_xs or bf16: r1pi's quantised files and
+# q4_k, Q4_K_M's mix, q5_k, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, bf16 or mxfp4_moe (the experts MXFP4,
+# the rest Q8_0): r1pi's quantised files and
 # kernels), r1pi-model's file read by both.
 # A check of the architecture's math (biases, head norms, RoPE over halves, a head size other than dim / heads,
 # qwen3moe's routing and weighted experts)
