@@ -1,5 +1,7 @@
-// An independent forward pass of the decoders r1pi runs (llama, qwen2, qwen3, qwen3moe) for the
-// tests, in double precision with Eigen.
+// An independent forward pass of the decoders r1pi runs (llama, qwen2, qwen3, qwen3moe, gpt-oss)
+// for the tests, in double precision with Eigen. gpt-oss's parts (sinks, sliding window, YaRN,
+// the router's bias and top-k-then-softmax, expert biases, the clamped SwiGLU) are written from
+// shared/data/gptoss/ARCH_FACTS.md section 4.
 //
 // It shares nothing with r1pi's engine but the GGUF reader and dequantize_row (both tested on their
 // own): the hyper-parameters come straight from the metadata keys (written out here, not read
@@ -39,7 +41,7 @@ struct Weight {
   Mat abs_w;  // |W|, for the float accumulation estimate
   GgmlType type = GgmlType::F32;
   bool quantised_input() const {
-    return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q6_K;
+    return type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q6_K || type == GgmlType::MXFP4;
   }
 };
 
@@ -48,9 +50,13 @@ struct Layer {
   Weight wq, wk, wv, wo, w1, w2, w3;
   Vec bq, bk, bv;        // qwen2's biases (size 0: none)
   Vec q_norm, k_norm;    // qwen3's per-head norms (size 0: none)
+  Vec bo, sinks;         // gpt-oss's output bias and per-head sinks (size 0: none)
   // qwen3moe: the router (n_experts x dim) and each expert's gate, up, down (w1/w2/w3 unused).
   Weight router;
   std::vector<Weight> gate_exps, up_exps, down_exps;
+  // gpt-oss: the router's bias and each expert's biases (empty: none).
+  Vec router_bias;
+  std::vector<Vec> gate_bias, up_bias, down_bias;
 };
 
 // Deliberate mistakes, for the negative controls: a correct bound must reject each of them.
@@ -60,6 +66,12 @@ struct Model {
   uint32_t dim = 0, n_layers = 0, ffn = 0, n_heads = 0, n_kv = 0, hd = 0, rope_dim = 0, n_vocab = 0;
   uint32_t n_experts = 0, n_experts_used = 0;  // qwen3moe's expert_count, expert_used_count
   double eps = 1e-5, rope_base = 10000;
+  // gpt-oss: its window (in even layers), YaRN's factor and original context (0: none), and its
+  // router taking the top k of the logits before the softmax.
+  uint32_t window = 0;
+  double yarn_factor = 0, yarn_original = 0;
+  bool topk_then_softmax = false;
+  bool swiglu_oai = false;
   RopeMode rope = RopeMode::Adjacent;  // llama's adjacent pairs; qwen2/qwen3 rotate halves
   std::vector<double> freq_factors;  // empty: none
   Weight embd;                       // n_vocab x dim
@@ -109,8 +121,9 @@ inline Model load(const std::string& path) {
   GgufFile f = GgufFile::open(path);
   Model m;
   const std::string arch = f.get_string("general.architecture");
-  if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe")
+  if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "qwen3moe" && arch != "gpt-oss")
     throw std::runtime_error("reference: " + arch);
+  const bool gpt_oss = arch == "gpt-oss";
   auto key = [&](const char* k) { return arch + "." + k; };
   m.rope = arch == "llama" ? RopeMode::Adjacent : RopeMode::RotateHalf;
   m.dim = f.get_u32(key("embedding_length"));
@@ -122,9 +135,17 @@ inline Model load(const std::string& path) {
   m.rope_dim = f.has(key("rope.dimension_count")) ? f.get_u32(key("rope.dimension_count")) : m.hd;
   m.eps = f.try_f32(key("attention.layer_norm_rms_epsilon")).value_or(1e-5f);
   m.rope_base = f.try_f32(key("rope.freq_base")).value_or(10000.0f);
-  if (arch == "qwen3moe") {
+  if (arch == "qwen3moe" || gpt_oss) {
     m.n_experts = f.get_u32(key("expert_count"));
     m.n_experts_used = f.get_u32(key("expert_used_count"));
+  }
+  if (gpt_oss) {
+    m.window = f.get_u32(key("attention.sliding_window"));
+    m.topk_then_softmax = m.swiglu_oai = true;
+  }
+  if (f.try_string(key("rope.scaling.type")).value_or("") == "yarn") {
+    m.yarn_factor = f.get_f32(key("rope.scaling.factor"));
+    m.yarn_original = f.get_u32(key("rope.scaling.original_context_length"));
   }
   if (f.find_tensor("rope_freqs.weight")) {
     const Vec ff = read_vector(f, "rope_freqs.weight");
@@ -146,12 +167,26 @@ inline Model load(const std::string& path) {
     L.q_norm = optional(p + "attn_q_norm.weight");
     L.k_norm = optional(p + "attn_k_norm.weight");
     L.wo = read_weight(f, p + "attn_output.weight");
-    L.ffn_norm = read_vector(f, p + "ffn_norm.weight");
+    L.bo = optional(p + "attn_output.bias");
+    L.sinks = optional(p + "attn_sinks.weight");
+    L.ffn_norm = read_vector(f, p + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"));
     if (m.n_experts) {
       L.router = read_weight(f, p + "ffn_gate_inp.weight");
+      L.router_bias = optional(p + "ffn_gate_inp.bias");
       L.gate_exps = read_experts(f, p + "ffn_gate_exps.weight", m.n_experts);
       L.up_exps = read_experts(f, p + "ffn_up_exps.weight", m.n_experts);
       L.down_exps = read_experts(f, p + "ffn_down_exps.weight", m.n_experts);
+      // A 2-D bias {units, experts}: expert e's the e-th row.
+      auto biases = [&](const std::string& name) {
+        std::vector<Vec> out;
+        if (!f.find_tensor(name)) return out;
+        const Weight all = read_weight(f, name);
+        for (uint32_t e = 0; e < m.n_experts; ++e) out.push_back(all.w.row(e).transpose());
+        return out;
+      };
+      L.gate_bias = biases(p + "ffn_gate_exps.bias");
+      L.up_bias = biases(p + "ffn_up_exps.bias");
+      L.down_bias = biases(p + "ffn_down_exps.bias");
     } else {
       L.w1 = read_weight(f, p + "ffn_gate.weight");
       L.w3 = read_weight(f, p + "ffn_up.weight");
@@ -170,10 +205,14 @@ struct Options {
   bool ignore_freq_factors = false;
   bool gqa_modulo = false;        // KV head h % n_kv instead of h / group
   double position_scale = 1.0;    // theta uses pos * position_scale
-  bool ignore_biases = false;     // qwen2's q/k/v biases left out
+  bool ignore_biases = false;     // qwen2's q/k/v biases left out (gpt-oss's all)
   bool ignore_qk_norm = false;    // qwen3's per-head norms left out
   bool unnormalised_experts = false;  // qwen3moe's expert weights not divided by their sum
   int fewer_experts = 0;          // qwen3moe: this many fewer experts per token
+  bool ignore_window = false;     // gpt-oss: every layer sees every position
+  bool ignore_sinks = false;      // gpt-oss: no sink column
+  bool ignore_yarn = false;       // gpt-oss: plain RoPE frequencies, no YaRN scale
+  bool plain_silu = false;        // gpt-oss: the experts' silu(g) * u, without clamps or its "+ 1"
 };
 
 struct Result {
@@ -247,6 +286,21 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
     inv_freq[i] = std::pow(m.rope_base, -2.0 * i / double(m.rope_dim));
     if (!m.freq_factors.empty() && !o.ignore_freq_factors) inv_freq[i] /= m.freq_factors[i];
   }
+  // YaRN (ARCH_FACTS.md 4.1): corr(beta) = d ln(orig / (2 pi beta)) / (2 ln base); low =
+  // floor(corr(32)), high = ceil(corr(1)); pair j's angle mixes theta / factor and theta with
+  // ramp = 1 - clamp((j - low) / (high - low), 0, 1); cos and sin times 1 + 0.1 ln factor.
+  double mscale = 1;
+  if (m.yarn_factor > 0 && !o.ignore_yarn) {
+    auto corr = [&](double beta) {
+      return double(m.rope_dim) * std::log(m.yarn_original / (2 * 3.14159265358979323846 * beta)) / (2 * std::log(m.rope_base));
+    };
+    const double low = std::max(0.0, std::floor(corr(32))), high = std::min(double(m.rope_dim) - 1, std::ceil(corr(1)));
+    for (int j = 0; j < pairs; ++j) {
+      const double ramp = 1 - std::clamp((j - low) / std::max(0.001, high - low), 0.0, 1.0);
+      inv_freq[j] = inv_freq[j] / m.yarn_factor * (1 - ramp) + inv_freq[j] * ramp;
+    }
+    mscale = 1 + 0.1 * std::log(m.yarn_factor);
+  }
   const RopeMode rope_mode = o.rope.value_or(m.rope);
   auto rope = [&](Vec& v, int n_heads, int pos) {
     if (rope_mode == RopeMode::None) return;
@@ -254,7 +308,7 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
       double* x = v.data() + size_t(h) * m.hd;
       for (int i = 0; i < pairs; ++i) {
         const double th = pos * o.position_scale * inv_freq[i];
-        const double c = std::cos(th), s = std::sin(th);
+        const double c = std::cos(th) * mscale, s = std::sin(th) * mscale;
         const int a = rope_mode == RopeMode::Adjacent ? 2 * i : i;
         const int b = rope_mode == RopeMode::Adjacent ? 2 * i + 1 : i + int(m.hd) / 2;
         const double x0 = x[a], x1 = x[b];
@@ -276,15 +330,23 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
   // (point k0 + 3: the largest of the chosen experts' noise energies, since the outputs of random
   // experts add up with their energies).
   auto moe = [&](const Layer& L, const Vec& xb, int k0, int t) {
-    const Vec logits = L.router.w * xb;
-    Vec p = (logits.array() - logits.maxCoeff()).exp().matrix();
-    p /= p.sum();
+    Vec logits = L.router.w * xb;
+    if (L.router_bias.size() && !o.ignore_biases) logits += L.router_bias;
     std::vector<int> order(m.n_experts);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return logits[a] > logits[b]; });
     const int k = int(m.n_experts_used) - o.fewer_experts;
     if (k < int(m.n_experts))
       r.min_router_gap = std::min(r.min_router_gap, logits[order[size_t(k - 1)]] - logits[order[size_t(k)]]);
+    // qwen3moe: the softmax over all, the k largest over their sum; gpt-oss: the softmax over the
+    // k (the same in exact arithmetic).
+    Vec p = Vec::Zero(m.n_experts);
+    if (m.topk_then_softmax) {
+      const double top = logits[order[0]];
+      for (int i = 0; i < k; ++i) p[order[size_t(i)]] = std::exp(logits[order[size_t(i)]] - top);
+    } else {
+      p = (logits.array() - logits.maxCoeff()).exp().matrix();
+    }
     double sum = 0;
     for (int i = 0; i < k; ++i) sum += p[order[size_t(i)]];
     if (o.unnormalised_experts) sum = 1;
@@ -292,13 +354,24 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
     if (L.gate_exps[0].quantised_input() || L.up_exps[0].quantised_input()) r.eps2_q[k0 + 2][t] = q8_noise_energy(xb);
     for (int i = 0; i < k; ++i) {
       const int e = order[size_t(i)];
-      const Vec g = L.gate_exps[e].w * xb, u = L.up_exps[e].w * xb;
+      Vec g = L.gate_exps[e].w * xb, u = L.up_exps[e].w * xb;
       r.eps2_f[k0 + 2][t] = std::max(r.eps2_f[k0 + 2][t], float_noise_energy(L.gate_exps[e], xb, g) +
                                                              float_noise_energy(L.up_exps[e], xb, u));
-      const Vec h = (g.array() / (1.0 + (-g.array()).exp()) * u.array()).matrix();
-      const Vec y = L.down_exps[e].w * h;
+      if (!L.gate_bias.empty() && !o.ignore_biases) {
+        g += L.gate_bias[size_t(e)];
+        u += L.up_bias[size_t(e)];
+      }
+      Vec h;
+      if (m.swiglu_oai && !o.plain_silu) {  // gate clamped above at 7, up to [-7, 7]; g sigmoid(1.702 g) (u + 1)
+        const Eigen::ArrayXd gc = g.array().min(7.0), uc = u.array().max(-7.0).min(7.0);
+        h = (gc / (1.0 + (-1.702 * gc).exp()) * (uc + 1.0)).matrix();
+      } else {
+        h = (g.array() / (1.0 + (-g.array()).exp()) * u.array()).matrix();
+      }
+      Vec y = L.down_exps[e].w * h;
       if (L.down_exps[e].quantised_input()) r.eps2_q[k0 + 3][t] = std::max(r.eps2_q[k0 + 3][t], q8_noise_energy(h));
       r.eps2_f[k0 + 3][t] = std::max(r.eps2_f[k0 + 3][t], float_noise_energy(L.down_exps[e], h, y));
+      if (!L.down_bias.empty() && !o.ignore_biases) y += L.down_bias[size_t(e)];
       out += (p[e] / sum) * y;
     }
     return out;
@@ -326,20 +399,24 @@ inline Result forward(const Model& m, const std::vector<int32_t>& tokens, const 
     }
     for (int t = 0; t < T; ++t) {
       Vec att = Vec::Zero(int64_t(m.n_heads) * m.hd);
+      // gpt-oss: even layers see positions t - window + 1 .. t; a sink column per head.
+      const int first = m.window && l % 2 == 0 && !o.ignore_window ? std::max(0, t - int(m.window) + 1) : 0;
+      const bool sink = L.sinks.size() && !o.ignore_sinks;
       for (int h = 0; h < int(m.n_heads); ++h) {
         const int kvh = o.gqa_modulo ? h % int(m.n_kv) : h / group;
         const auto q = Q[t].segment(size_t(h) * m.hd, m.hd);
-        Vec s(t + 1);
-        for (int u = 0; u <= t; ++u)
+        Vec s = Vec::Constant(t + 1, -std::numeric_limits<double>::infinity());
+        for (int u = first; u <= t; ++u)
           s[u] = q.dot(K[u].segment(size_t(kvh) * m.hd, m.hd)) / std::sqrt(double(m.hd));
-        const double mx = s.maxCoeff();
+        const double mx = sink ? std::max(s.maxCoeff(), L.sinks[h]) : s.maxCoeff();
         s = (s.array() - mx).exp();
-        s /= s.sum();
-        for (int u = 0; u <= t; ++u)
+        s /= s.sum() + (sink ? std::exp(L.sinks[h] - mx) : 0.0);
+        for (int u = first; u <= t; ++u)
           att.segment(size_t(h) * m.hd, m.hd) += s[u] * V[u].segment(size_t(kvh) * m.hd, m.hd);
       }
       Vec delta;
       point(k0 + 1, t, att, {&L.wo}, {&delta});
+      if (L.bo.size() && !o.ignore_biases) delta += L.bo;
       X[t] += delta;
     }
     for (int t = 0; t < T; ++t) {

@@ -44,8 +44,10 @@ std::vector<float> as_floats(const KvCache& c, int layer, int n_heads, int n_pos
 }
 
 // The definition: scores s_t = q . k_t * (1 / sqrt(head_dim)) as the scalar vec_dot_f32 (F32, F16
-// keys as floats) or vec_dot of Q8_0 keys with q quantised to Q8_0; softmax over 0 .. pos; out = 0
-// then, for t = 0 .. pos in order, out = fma(p_t, v_t, out) (Q8_0: fma(p_t * d, q, out) per block).
+// keys as floats) or vec_dot of Q8_0 keys with q quantised to Q8_0, for t from first = pos -
+// window + 1 (0 without a window) to pos; softmax over them and the head's sink, if any, as a last
+// column; out = 0 then, for t = first .. pos in order, out = fma(p_t, v_t, out) (Q8_0:
+// fma(p_t * d, q, out) per block).
 void attention_reference(const float* q, const KvCache& cache, int layer, int pos0, int B,
                          const AttentionShape& shape, float* out) {
   const Kernels& S = kernels_scalar();
@@ -60,14 +62,16 @@ void attention_reference(const float* q, const KvCache& cache, int layer, int po
       const int pos = pos0 + b, kvh = h / group;
       const float* qh = q + (int64_t(b) * shape.n_q_heads + h) * hd;
       if (q8) quantize_row_q8_0_ref(qh, q8_row.data(), hd);
-      std::vector<float> p(size_t(pos) + 1);
-      for (int t = 0; t <= pos; ++t)
+      const int first = shape.window ? std::max(0, pos - shape.window + 1) : 0;
+      std::vector<float> p(size_t(pos) + 2);
+      for (int t = first; t <= pos; ++t)
         p[size_t(t)] = (q8 ? for_type(S, GgmlType::Q8_0).vec_dot(hd, cache.key(layer, 0, kvh, t), q8_row.data())
                            : S.vec_dot_f32(hd, qh, &keys[(size_t(kvh) * n_pos + t) * hd])) * scale;
-      S.softmax(p.data(), pos + 1);
+      if (shape.sinks) p[size_t(pos) + 1] = shape.sinks[h];
+      S.softmax(p.data() + first, pos + 1 - first + (shape.sinks ? 1 : 0));
       float* oh = out + (int64_t(b) * shape.n_q_heads + h) * hd;
       for (int i = 0; i < hd; ++i) oh[i] = 0.0f;
-      for (int t = 0; t <= pos; ++t) {
+      for (int t = first; t <= pos; ++t) {
         if (!q8) {
           const float* v = &values[(size_t(kvh) * n_pos + t) * hd];
           for (int i = 0; i < hd; ++i) oh[i] = std::fma(p[size_t(t)], v[i], oh[i]);
@@ -153,6 +157,38 @@ TEST(Attention, PrefillBatchesAndThreads) {
               << k->name << " hd " << shape.head_dim << " pos0 " << pos0 << " B " << B
               << " threads " << threads;
       }
+    }
+}
+
+// gpt-oss's attention: a window (positions before it get no weight) and a sink per query head,
+// decode and prefill, across the window's edge, on every backend and thread count.
+TEST(Attention, WindowAndSinksEqualReference) {
+  std::mt19937 rng(9);
+  for (const Kernels* k : all_backends())
+    for (AttentionShape shape : {kShapes[0], kShapes[2], kShapes[4]}) {
+      const std::vector<float> sinks = normal_row(shape.n_q_heads, rng, 2.0f);
+      shape.window = 8;
+      const KvCache cache = random_cache(shape, 200, GgmlType::F32, 8);
+      for (int threads : {1, 3}) {
+        ThreadPool pool(threads);
+        for (const float* s : {static_cast<const float*>(nullptr), sinks.data()}) {
+          shape.sinks = s;
+          for (auto [pos0, B] : {std::pair{0, 1}, {6, 1}, {7, 1}, {8, 1}, {150, 1}, {0, 20}, {5, 40}, {120, 70}})
+            ASSERT_TRUE(matches_reference(*k, cache, shape, pos0, B, pool, uint32_t(pos0 + B)))
+                << k->name << " hd " << shape.head_dim << " pos0 " << pos0 << " B " << B << " threads " << threads
+                << (s ? " with sinks" : " without sinks");
+        }
+      }
+      // A sink takes probability: without it the same queries give other bytes (the test can fail).
+      ThreadPool pool(1);
+      shape.sinks = nullptr;
+      const int64_t q_dim = int64_t(shape.n_q_heads) * shape.head_dim;
+      const std::vector<float> q = normal_row(q_dim, rng);
+      std::vector<float> plain(static_cast<size_t>(q_dim)), sunk(static_cast<size_t>(q_dim));
+      attention(*k, q.data(), cache, 1, {{0, 1, 0, 100}}, shape, plain.data(), pool);
+      shape.sinks = sinks.data();
+      attention(*k, q.data(), cache, 1, {{0, 1, 0, 100}}, shape, sunk.data(), pool);
+      EXPECT_FALSE(same_floats(plain.data(), sunk.data(), plain.size())) << k->name;
     }
 }
 

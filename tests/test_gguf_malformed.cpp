@@ -205,6 +205,9 @@ TEST_F(GgufTest, RefusesRowNotWholeBlocks) {
   HandMade f = small_valid();
   f.tensors[1].ne = {16, 4};
   expect_refused(f, "tensor 'b' has row length 16, not a multiple of the Q8_0 block size 32");
+  f.tensors[1].type = 39;  // MXFP4
+  f.tensors[1].ne = {48, 4};
+  expect_refused(f, "tensor 'b' has row length 48, not a multiple of the MXFP4 block size 32");
 }
 
 TEST_F(GgufTest, RefusesMisalignedOffset) {

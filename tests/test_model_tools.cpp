@@ -524,7 +524,7 @@ TEST(ModelConfig, ErrorsNameTheFileAndTheProblem) {
   TinyFile arch;
   arch.arch = "gpt2";
   const std::string e1 = config_error(arch, "arch");
-  EXPECT_NE(e1.find("unknown architecture 'gpt2' (r1pi runs llama, qwen2, qwen3, qwen3moe)"), std::string::npos) << e1;
+  EXPECT_NE(e1.find("unknown architecture 'gpt2' (r1pi runs llama, qwen2, qwen3, qwen3moe, gpt-oss)"), std::string::npos) << e1;
   EXPECT_NE(e1.find("config_arch/m.gguf"), std::string::npos) << e1;
 
   TinyFile missing;

@@ -74,6 +74,7 @@
 #include "common/thread_pool.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
+#include "tools/quant_mix.h"
 
 namespace r1pi {
 namespace {
@@ -148,6 +149,22 @@ ModelSpec qwen3moe_tiny() {  // qwen3's attention, 16 experts of 96 units, 4 per
   ModelSpec s{"qwen3moe_tiny", opts(19, GgmlType::Q4_0, GgmlType::Q6_K, false)};
   s.options.arch = "qwen3moe";
   s.options.n_layers = 2;
+  return s;
+}
+
+// gpt-oss: q/k/v/o biases, a sink per head, a window of 8 in layer 0 (layer 1 sees everything),
+// YaRN, the router's bias and top-4-then-softmax of 16 experts with biases and the clamped
+// SwiGLU. Q8_0 matrices; the MXFP4 one has the published mix (experts MXFP4, the rest Q8_0).
+ModelSpec gpt_oss_tiny() {
+  ModelSpec s{"gpt_oss_tiny", opts(23, GgmlType::Q8_0, GgmlType::Q8_0, false)};
+  s.options.arch = "gpt-oss";
+  s.options.n_layers = 2;
+  return s;
+}
+ModelSpec gpt_oss_mxfp4() {
+  ModelSpec s = gpt_oss_tiny();
+  s.name = "gpt_oss_mxfp4";
+  s.options.mix = quant_mix_named("mxfp4_moe");
   return s;
 }
 
@@ -241,6 +258,8 @@ void print(const std::string& what, const Comparison& c) {
 }
 
 // Batch, token by token and chunks of 5 against the reference; batch sizes must not matter at all.
+constexpr uint64_t kGptOssSeed = 49;
+
 void check_model(const ModelSpec& spec, int T, uint64_t token_seed) {
   Loaded& m = loaded(spec);
   ASSERT_EQ(m.ref.n_vocab, m.r1.config.n_vocab);
@@ -307,6 +326,44 @@ TEST(ReferenceForward, NegativeControlsMoe) {
                                 std::pair{"one expert fewer", fewer}}) {
     const Comparison c = compare(r1, ref::forward(m.ref, tokens, o));
     print(std::string("negative control: qwen3moe with ") + name, c);
+    EXPECT_GE(c.violations, T / 4) << name << " passes the bound: it is too loose";
+  }
+}
+
+// A sequence three times the window crosses it in layer 0. The seed: of a scan of 140, one with no
+// router near-tie in either file (smallest gap 0.0146: 4 of 16 experts in 2 layers for 24 tokens
+// meet gaps below 0.005 in most sequences) and every top-2 margin 1.8x (Q8_0) and 1.3x (MXFP4) the
+// max error.
+TEST(ReferenceForward, GptOssTinySinksWindowYarn) {
+  for (const ModelSpec& spec : {gpt_oss_tiny(), gpt_oss_mxfp4()}) {
+    check_model(spec, 24, kGptOssSeed);
+    Loaded& m = loaded(spec);
+    EXPECT_EQ(m.ref.window, 8u);
+    const ref::Result ref = ref::forward(m.ref, random_tokens(24, m.ref.n_vocab, kGptOssSeed));
+    std::printf("[%s] smallest router gap %.4f\n", spec.name.c_str(), ref.min_router_gap);
+    EXPECT_GT(ref.min_router_gap, 0.005) << "the seed's tokens meet a near-tie of the router";
+  }
+}
+
+// Each of gpt-oss's parts must show: without the window (from position 8 on), the sinks, YaRN,
+// the biases or the clamped SwiGLU, the bound breaks at a quarter of the positions or more.
+TEST(ReferenceForward, NegativeControlsGptOss) {
+  ref::Options no_window, no_sinks, no_yarn, no_biases, silu;
+  no_window.ignore_window = true;
+  no_sinks.ignore_sinks = true;
+  no_yarn.ignore_yarn = true;
+  no_biases.ignore_biases = true;
+  silu.plain_silu = true;
+  Loaded& m = loaded(gpt_oss_tiny());
+  const int T = 24;
+  const std::vector<int32_t> tokens = random_tokens(T, m.ref.n_vocab, kGptOssSeed);
+  const std::vector<float> r1 = r1pi_logits(m.r1, tokens, T);
+  ASSERT_EQ(compare(r1, ref::forward(m.ref, tokens)).violations, 0);
+  for (const auto& [name, o] : {std::pair{"no window", no_window}, std::pair{"no sinks", no_sinks},
+                                std::pair{"no YaRN", no_yarn}, std::pair{"no biases", no_biases},
+                                std::pair{"silu(g) * u", silu}}) {
+    const Comparison c = compare(r1, ref::forward(m.ref, tokens, o));
+    print(std::string("negative control: gpt-oss with ") + name, c);
     EXPECT_GE(c.violations, T / 4) << name << " passes the bound: it is too loose";
   }
 }

@@ -46,10 +46,11 @@ class Attend {
          const AttentionShape& shape, Scratch& s)
       : kern_(kern), cache_(cache), type_(kv_cache_type_row(cache.type())), keys_(for_type(kern, cache.type())),
         layer_(layer), seq_(seq), pos0_(pos0), B_(B), hd_(shape.head_dim), n_kv_(shape.n_kv_heads),
-        group_(shape.n_q_heads / shape.n_kv_heads), rows_(B * group_), n_pos_(pos0 + B),
-        q_dim_(int64_t(shape.n_q_heads) * hd_), scale_(1.0f / std::sqrt(float(hd_))), s_(s) {
+        group_(shape.n_q_heads / shape.n_kv_heads), rows_(B * group_), n_pos_(pos0 + B), stride_(n_pos_ + 1),
+        window_(shape.window), sinks_(shape.sinks), q_dim_(int64_t(shape.n_q_heads) * hd_),
+        scale_(1.0f / std::sqrt(float(hd_))), s_(s) {
     s.q.resize(size_t(n_kv_) * rows_ * hd_);
-    s.scores.resize(size_t(n_kv_) * rows_ * n_pos_);
+    s.scores.resize(size_t(n_kv_) * rows_ * stride_);
     s.out.resize(size_t(n_kv_) * rows_ * hd_);
     for (int kvh = 0; kvh < n_kv_; ++kvh)
       for (int b = 0; b < B; ++b)
@@ -88,22 +89,25 @@ class Attend {
     keys_.matmul({hd_, cache_.key(layer_, seq_, kvh, 0), cache_.row_bytes(), int64_t(c) * kScoreChunk,
                   std::min<int64_t>(n_pos_, int64_t(c + 1) * kScoreChunk),
                   x_ + size_t(kvh) * rows_ * x_row_bytes_, x_row_bytes_, rows_,
-                  &s_.scores[size_t(kvh) * rows_ * n_pos_], n_pos_});
+                  &s_.scores[size_t(kvh) * rows_ * stride_], stride_});
   }
 
-  // ---- 2. scale and softmax of kvh's rows over each row's positions 0 .. pos0 + b, into p (row
-  // stride n_pos; p may be the scores themselves) ----
+  // ---- 2. scale and softmax of kvh's rows over each row's positions pos0 + b - window + 1 ..
+  // pos0 + b (from 0 without a window), its sink a last column, into p (row stride n_pos + 1,
+  // room for the sink; p may be the scores themselves). Positions outside the window get 0. ----
   void softmax(int kvh, float* p) const {
     for (int r = 0; r < rows_; ++r) {
-      const float* sr = &s_.scores[(size_t(kvh) * rows_ + r) * n_pos_];
-      float* pr = p + size_t(r) * n_pos_;
-      const int len = pos0_ + r / group_ + 1;
-      for (int t = 0; t < len; ++t) pr[t] = sr[t] * scale_;
-      kern_.softmax(pr, len);
+      const float* sr = &s_.scores[(size_t(kvh) * rows_ + r) * stride_];
+      float* pr = p + size_t(r) * stride_;
+      const int len = pos0_ + r / group_ + 1, start = window_ ? std::max(0, len - window_) : 0;
+      for (int t = 0; t < start; ++t) pr[t] = 0.0f;
+      for (int t = start; t < len; ++t) pr[t] = sr[t] * scale_;
+      if (sinks_) pr[len] = sinks_[kvh * group_ + r % group_];
+      kern_.softmax(pr + start, len - start + (sinks_ ? 1 : 0));
     }
   }
-  float* scores_of(int kvh) const { return &s_.scores[size_t(kvh) * rows_ * n_pos_]; }
-  size_t scores_per_head() const { return size_t(rows_) * n_pos_; }
+  float* scores_of(int kvh) const { return &s_.scores[size_t(kvh) * rows_ * stride_]; }
+  size_t scores_per_head() const { return size_t(rows_) * stride_; }
 
   // ---- 3. elements [i0, i0 + width) of kvh's outputs: sum_t p_t v_t in position order ----
   void values(int kvh, int i0, int width, const float* p, float* out) const {
@@ -113,10 +117,10 @@ class Attend {
     const size_t rb = cache_.row_bytes();
     const uint8_t* v = cache_.value(layer_, seq_, kvh, 0) + ggml_row_bytes(cache_.type(), uint64_t(i0));
     // Positions 0 .. pos0 are every token's; position pos0 + j only those of tokens j and later.
-    weighted_sum({width, v, rb, pos0_ + 1, p, n_pos_, rows_, o, hd_});
+    weighted_sum({width, v, rb, pos0_ + 1, p, stride_, rows_, o, hd_});
     for (int j = 1; j < B_; ++j)
-      weighted_sum({width, v + size_t(pos0_ + j) * rb, rb, 1, p + size_t(j) * group_ * n_pos_ + pos0_ + j,
-                    n_pos_, rows_ - j * group_, o + size_t(j) * group_ * hd_, hd_});
+      weighted_sum({width, v + size_t(pos0_ + j) * rb, rb, 1, p + size_t(j) * group_ * stride_ + pos0_ + j,
+                    stride_, rows_ - j * group_, o + size_t(j) * group_ * hd_, hd_});
     for (int r = 0; r < rows_; ++r)
       std::memcpy(out + (r / group_) * q_dim_ + int64_t(kvh * group_ + r % group_) * hd_ + i0,
                   o + size_t(r) * hd_, sizeof(float) * width);
@@ -127,7 +131,8 @@ class Attend {
   const KvCache& cache_;
   const KvCacheType& type_;
   const TypeKernels& keys_;
-  const int layer_, seq_, pos0_, B_, hd_, n_kv_, group_, rows_, n_pos_;
+  const int layer_, seq_, pos0_, B_, hd_, n_kv_, group_, rows_, n_pos_, stride_, window_;
+  const float* sinks_;
   const int64_t q_dim_;
   const float scale_;
   Scratch& s_;

@@ -9,6 +9,7 @@
 #include "common/thread_pool.h"
 #include "ggml/quantize.h"
 #include "layers/attention.h"
+#include "layers/ffn_activation.h"
 #include "layers/linear.h"
 #include "neon/kernels.h"
 
@@ -135,8 +136,9 @@ const std::vector<float>& ModelForward::forward(const Batch& batch) {
   return logits_;
 }
 
-// x += Wo attention(rope(q), rope(k), v), xb = rmsnorm(x), q = Wq xb (+ bq) (per-head norm), k
-// likewise, v = Wv xb (+ bv); the optional parts are those the layer has. Keys and values enter the cache.
+// x += Wo attention(rope(q), rope(k), v) (+ bo), xb = rmsnorm(x), q = Wq xb (+ bq) (per-head norm),
+// k likewise, v = Wv xb (+ bv); attention within the layer's window, with its sinks; the optional
+// parts are those the layer has. Keys and values enter the cache.
 void ModelForward::attention_block(uint32_t l, const LayerWeights& L, const Batch& batch,
                                    const std::vector<BatchRun>& runs) {
   const int B = batch.size();
@@ -158,11 +160,13 @@ void ModelForward::attention_block(uint32_t l, const LayerWeights& L, const Batc
     rope_.rotate(k, n_kv_local_, pos, kern_);
     cache_.store(int(l), batch.seqs[size_t(b)], pos, k, v);
   }
-  attention(kern_, query_.data(), cache_, int(l), runs, {n_q_local_, n_kv_local_, int(hd)}, att_.data(), pool_);
+  const AttentionShape shape{n_q_local_, n_kv_local_, int(hd), int(config_.window_of(l)),
+                             L.sinks.empty() ? nullptr : L.sinks.data()};
+  attention(kern_, query_.data(), cache_, int(l), runs, shape, att_.data(), pool_);
 
   in_.set(att_.data(), B, q_dim, "the attention output (wo's input)");
   matmul(L.wo, in_, delta_.data(), pool_, kern_);
-  add_to_residual(batch, "the attention output (wo) of layer " + std::to_string(l));
+  add_to_residual(batch, "the attention output (wo) of layer " + std::to_string(l), L.bo);
 }
 
 // x += W2 (silu(W1 xb) * W3 xb), xb = rmsnorm(x); in a layer with experts, x += their mixture.
@@ -173,11 +177,12 @@ void ModelForward::ffn_block(uint32_t l, const LayerWeights& L, const Batch& bat
   in_.set(xb_.data(), B, dim, "the FFN input (ffn_norm's output)");
   if (L.has_experts()) {
     moe_ffn(l, L, batch);
-    add_to_residual(batch, "the experts' output (ffn_down_exps) of layer " + std::to_string(l));
+    add_to_residual(batch, "the experts' output (ffn_down_exps) of layer " + std::to_string(l), moe_bias_,
+                    int64_t(dim));
     return;
   }
   matmul_each({{L.w1, gate_.data()}, {L.w3, up_.data()}}, in_, pool_, kern_);
-  for (int b = 0; b < B; ++b) kern_.silu_mul(&gate_[b * ffn], &up_[b * ffn], ffn);
+  for (int b = 0; b < B; ++b) gated_activation(config_.arch->activation, &gate_[b * ffn], &up_[b * ffn], ffn, kern_);
   in_.set(gate_.data(), B, ffn, "the FFN's gated activations (w2's input)");
   matmul(L.w2, in_, delta_.data(), pool_, kern_);
   add_to_residual(batch, "the FFN output (w2) of layer " + std::to_string(l));
@@ -194,11 +199,13 @@ void ModelForward::moe_ffn(uint32_t l, const LayerWeights& L, const Batch& batch
   const int64_t dim = config_.dim;
   router_.resize(size_t(B) * E);
   matmul(L.router, in_, router_.data(), pool_, kern_);
+  for (int b = 0; b < B; ++b) add_bias(&router_[size_t(b) * E], L.router_bias);
   // The same values on every rank: a bad router stops every rank with this one message.
   check_finite(router_.data(), router_.size(), size_t(E), batch.positions,
                "the router output (ffn_gate_inp) of layer " + std::to_string(l));
   choices_.resize(size_t(B) * k);
-  for (int b = 0; b < B; ++b) choose_experts(&router_[size_t(b) * E], E, k, &choices_[size_t(b) * k], kern_);
+  for (int b = 0; b < B; ++b)
+    choose_experts(&router_[size_t(b) * E], E, k, &choices_[size_t(b) * k], kern_, config_.arch->gating);
 
   // The rows of the (token, choice) pairs whose expert this rank holds units of, expert by expert.
   const std::vector<Range>& held = shard_.expert_units;
@@ -250,13 +257,18 @@ void ModelForward::moe_ffn(uint32_t l, const LayerWeights& L, const Batch& batch
   }
   matmul_inputs(products, pool_, kern_);
 
-  // silu(gate) * up, then each expert's down on its tokens' activations, in one pass again.
+  // The biases of gate and up (the rank's units of them), the activation, then each expert's down
+  // on its tokens' activations, in one pass again.
   products.clear();
   for (size_t g = 0; g < groups.size(); ++g) {
     const Group& G = groups[g];
     for (int r = 0; r < G.n; ++r) {
       const size_t at = G.hidden + size_t(r) * size_t(G.units);
-      kern_.silu_mul(&moe_gate_[at], &moe_up_[at], G.units);
+      if (!L.gate_exps_bias.empty()) {
+        add_bias(&moe_gate_[at], L.gate_exps_bias[size_t(G.expert)]);
+        add_bias(&moe_up_[at], L.up_exps_bias[size_t(G.expert)]);
+      }
+      gated_activation(config_.arch->activation, &moe_gate_[at], &moe_up_[at], G.units, kern_);
     }
     const Matrix& down = L.down_exps[size_t(G.expert)];
     expert_hidden_[g].set(&moe_gate_[G.hidden], G.n, G.units, "the experts' gated activations (ffn_down_exps' input)");
@@ -281,6 +293,15 @@ void ModelForward::moe_ffn(uint32_t l, const LayerWeights& L, const Batch& batch
       kern_.axpy(d, choices_[size_t(b) * k + i].weight, &moe_y_[size_t(row) * dim], dim);
     }
   }
+  // The down biases, whole on every rank, weighted as their experts: added once, after the sync.
+  moe_bias_.clear();
+  if (L.down_exps_bias.empty()) return;
+  moe_bias_.assign(size_t(B) * dim, 0.0f);
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < k; ++i) {
+      const ExpertChoice& c = choices_[size_t(b) * k + i];
+      kern_.axpy(&moe_bias_[size_t(b) * dim], c.weight, L.down_exps_bias[c.expert].data(), dim);
+    }
 }
 
 // y += bias (the local heads' part); nothing when the layer has no bias.
@@ -296,11 +317,15 @@ void ModelForward::norm_heads(float* x, int n_heads, const std::vector<float>& w
   for (int h = 0; h < n_heads; ++h) kern_.rmsnorm(x + h * hd, x + h * hd, w.data(), hd, config_.rms_eps);
 }
 
-void ModelForward::add_to_residual(const Batch& batch, const std::string& what) {
+void ModelForward::add_to_residual(const Batch& batch, const std::string& what, const std::vector<float>& once,
+                                   int64_t once_stride) {
   const int B = batch.size();
   const int64_t dim = config_.dim;
   check_finite(delta_.data(), size_t(B * dim), size_t(dim), batch.positions, what);
   sync_.reduce_sum(delta_.data(), B, dim);
+  if (!once.empty())
+    for (int b = 0; b < B; ++b)
+      for (int64_t i = 0; i < dim; ++i) delta_[b * dim + i] += once[size_t(b * once_stride + i)];
   for (int64_t i = 0; i < B * dim; ++i) x_[i] += delta_[i];
 }
 

@@ -59,7 +59,10 @@ class ModelForward {
   void ffn_block(uint32_t layer, const LayerWeights& L, const Batch& batch);
   // delta_ = this rank's part of the mixture of experts' output for xb_ (in_), B tokens.
   void moe_ffn(uint32_t layer, const LayerWeights& L, const Batch& batch);
-  void add_to_residual(const Batch& batch, const std::string& what);
+  // x += the ranks' summed delta_, plus `once` (a bias each rank holds whole, added after the
+  // sync: token b's row at b * once_stride; stride 0: one row for every token; empty: none).
+  void add_to_residual(const Batch& batch, const std::string& what, const std::vector<float>& once = {},
+                       int64_t once_stride = 0);
   static void add_bias(float* y, const std::vector<float>& bias);
   void norm_heads(float* x, int n_heads, const std::vector<float>& w) const;
 
@@ -78,6 +81,7 @@ class ModelForward {
   // Mixture of experts: router outputs, each token's chosen experts, and the (token, choice)
   // pairs grouped by expert: their rows of the inputs, gated activations and outputs.
   std::vector<float> router_, moe_x_, moe_gate_, moe_up_, moe_y_;
+  std::vector<float> moe_bias_;      // per token: its experts' down biases times their weights
   std::vector<ExpertChoice> choices_;
   std::vector<int> choice_row_;      // per (token, choice): its row in moe_x_ / moe_y_, -1: none here
   std::vector<LinearInput> expert_in_, expert_hidden_;

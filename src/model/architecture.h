@@ -32,12 +32,22 @@ struct HyperParam {
   bool written_when_default = true;
 };
 
+// How a mixture of experts weighs the experts its router picks: qwen3moe takes the softmax over
+// every expert's logit, then the k most probable, renormalised; gpt-oss takes the k largest
+// logits, then the softmax over those k (layers/moe_routing.h).
+enum class ExpertGating : uint8_t { SoftmaxTopK, TopKSoftmax };
+// The gated FFN's activation of gate g and up u: silu(g) * u, or gpt-oss's clamped variant
+// (layers/ffn_activation.h).
+enum class FfnActivation : uint8_t { SiluMul, SwigluOai };
+
 struct Architecture {
   std::string_view name;              // general.architecture, and the prefix of its keys
   std::vector<HyperParam> params;     // read in order: a fallback sees the rows before it
   std::vector<TensorSpec> tensors;    // in the order the model maker writes them
   RopeLayout rope = RopeLayout::AdjacentPairs;
   bool experts = false;               // every layer's FFN a mixture of experts (qwen3moe)
+  ExpertGating gating = ExpertGating::SoftmaxTopK;
+  FfnActivation activation = FfnActivation::SiluMul;
 
   std::string key(std::string_view param) const { return std::string(name) + "." + std::string(param); }
 };

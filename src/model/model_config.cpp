@@ -7,6 +7,7 @@
 #include <cstring>
 #include <numbers>
 #include <numeric>
+#include <optional>
 
 #include "common/error.h"
 #include "gguf/gguf_file.h"
@@ -89,6 +90,7 @@ uint32_t read_vocab_size(const GgufFile& file, const Architecture& arch) {
 std::vector<float> metadata_rope_factors(const GgufFile& file, const ModelConfig& c) {
   auto key = [&](const char* name) { return c.arch->key(std::string("rope.scaling.") + name); };
   const auto type = file.try_string(key("type"));
+  if (type && *type == "yarn") return {};  // read_yarn's
   if (type && *type != "llama3") {
     // "none", or a linear scaling by 1 that some converters write, leave RoPE alone; any other
     // scaling would change it in a way r1pi does not implement, so refuse rather than run wrongly.
@@ -96,7 +98,7 @@ std::vector<float> metadata_rope_factors(const GgufFile& file, const ModelConfig
         (*type == "linear" && file.try_f32(key("factor")).value_or(1.0f) == 1.0f);
     if (!no_op) {
       throw Error(file.path() + ": rope scaling type '" + *type + "' is not supported (r1pi "
-                  "implements llama3 scaling)");
+                  "implements llama3 and yarn scaling)");
     }
     return {};
   }
@@ -119,6 +121,21 @@ std::vector<float> metadata_rope_factors(const GgufFile& file, const ModelConfig
   }
   return llama3_rope_freq_factors(c.rope_dim, c.rope_base, factor, low, high,
                                   static_cast<uint32_t>(original));
+}
+
+// YaRN scaling (rope.scaling.type "yarn"): its factor and original context, both required.
+void read_yarn(const GgufFile& file, ModelConfig& c) {
+  auto key = [&](const char* name) { return c.arch->key(std::string("rope.scaling.") + name); };
+  if (file.try_string(key("type")).value_or("") != "yarn") return;
+  const std::optional<float> factor = file.try_f32(key("factor"));
+  const std::optional<uint64_t> original = file.try_u64(key("original_context_length"));
+  if (!factor || !original)
+    throw Error(file.path() + ": yarn rope scaling needs " + key("factor") + " and " + key("original_context_length"));
+  if (!(*factor >= 1) || !std::isfinite(*factor) || *original == 0 || *original > UINT32_MAX)
+    throw Error(file.path() + ": bad yarn rope scaling (factor " + std::to_string(*factor) + ", original context " +
+                std::to_string(*original) + "): need a finite factor of at least 1 and a positive context");
+  c.yarn_factor = *factor;
+  c.yarn_original_context = uint32_t(*original);
 }
 
 std::vector<float> tensor_rope_factors(const GgufFile& file, const ModelConfig& c) {
@@ -194,6 +211,7 @@ void ModelConfig::check_sizes(const std::string& context) const {
       fail(arch->key("expert_used_count") + " " + std::to_string(n_experts_used) + " is more than the " +
            std::to_string(n_experts) + " experts (" + arch->key("expert_count") + ")");
   }
+  if (sliding_window && !swa_period) fail(arch->key("attention.sliding_window_pattern") + " must be positive");
   if (!(rms_eps > 0) || !std::isfinite(rms_eps)) fail(arch->key("attention.layer_norm_rms_epsilon") + " must be positive");
   if (!(rope_base > 1) || !std::isfinite(rope_base)) fail(arch->key("rope.freq_base") + " must be greater than 1");
 }
@@ -237,6 +255,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& file) {
   c.check_sizes(path);
 
   check_tensors(file, c);
+  read_yarn(file, c);
   c.rope_freq_factors = metadata_rope_factors(file, c);
   if (c.rope_freq_factors.empty()) c.rope_freq_factors = tensor_rope_factors(file, c);
   return c;

@@ -40,8 +40,22 @@ struct ModelConfig {
   // llama3 RoPE scaling: one divisor per rotated pair (theta_i = pos * base^(-2i/rope_dim) / f_i),
   // from the metadata keys when the file has them, else the rope_freqs.weight tensor; empty = none.
   std::vector<float> rope_freq_factors;
+  // YaRN RoPE scaling (rope.scaling.type "yarn": gpt-oss, long-context Qwen): the context factor and
+  // the original context (rope.scaling.factor, .original_context_length); 0: none. The ramp's
+  // bounds use ggml's default betas (32, 1), which the files leave out: layers/rope_table.h.
+  float yarn_factor = 0.0f;
+  uint32_t yarn_original_context = 0;
+  // Sliding-window attention (gpt-oss): in layers whose index is a multiple of swa_period a query
+  // sees itself and the sliding_window - 1 positions before it; the others see every position.
+  // 0: no window (attention.sliding_window).
+  uint32_t sliding_window = 0;
+  uint32_t swa_period = 0;   // attention.sliding_window_pattern as a period
 
   uint32_t q_dim() const { return n_heads * head_dim; }
+  // Positions a query of layer l sees back to, itself included (0: every position).
+  uint32_t window_of(uint32_t layer) const {
+    return sliding_window && swa_period && layer % swa_period == 0 ? sliding_window : 0;
+  }
   uint32_t kv_dim() const { return n_kv_heads * head_dim; }
 
   // Reads and validates (a known architecture, positive sizes, heads dividing each other, every

@@ -31,10 +31,15 @@ ModelWeights ModelWeights::load(const GgufFile& file, const ModelConfig& config,
     }
     return nullptr;
   };
-  auto vector_of = [&w](const TensorSlice& s) -> std::vector<float>* {
+  auto vector_of = [&w, &config](const TensorSlice& s) -> std::vector<float>* {
     if (auto v = std::get_if<std::vector<float> ModelWeights::*>(&s.spec->fills)) return &(w.**v);
     if (auto v = std::get_if<std::vector<float> LayerWeights::*>(&s.spec->fills))
       return &(w.layers[s.layer].**v);
+    if (auto v = std::get_if<std::vector<std::vector<float>> LayerWeights::*>(&s.spec->fills)) {
+      std::vector<std::vector<float>>& experts = w.layers[s.layer].**v;
+      experts.resize(config.n_experts);
+      return &experts.at(s.expert);
+    }
     return nullptr;
   };
 

@@ -35,14 +35,20 @@ struct LayerWeights {
   // Optional parts, empty when the architecture or file has none:
   std::vector<float> bq, bk, bv;  // biases added after wq / wk / wv (qwen2): the local heads' part
   std::vector<float> q_norm, k_norm;  // [head_dim] RMSNorm of each query / key head before RoPE (qwen3)
+  std::vector<float> sinks;       // [local q heads] each head's attention sink (gpt-oss)
   Matrix wo;                      // all dim rows, the columns of the local heads
+  std::vector<float> bo;          // [dim] added once, after the sync (gpt-oss)
   std::vector<float> ffn_norm;    // [dim]
   Matrix w1, w3;                  // gate and up: local hidden rows
   Matrix w2;                      // down: all dim rows, the columns of the local hidden units
   // A mixture-of-experts FFN instead of w1/w2/w3 (qwen3moe), empty in dense layers:
   Matrix router;                  // ffn_gate_inp: one row of dim per expert, whole on every rank
+  std::vector<float> router_bias; // [n_experts] added to the router's logits (gpt-oss)
   std::vector<Matrix> gate_exps, up_exps;  // per expert: the rows of the rank's units of it
   std::vector<Matrix> down_exps;  // per expert: all dim rows, the columns of the rank's units
+  // Expert biases (gpt-oss): per expert, its gate's and up's for the rank's units, its down's
+  // whole (added once, after the sync).
+  std::vector<std::vector<float>> gate_exps_bias, up_exps_bias, down_exps_bias;
 
   bool has_experts() const { return router.rows > 0; }
 };

@@ -39,7 +39,8 @@ std::string TensorSpec::gguf_name(uint32_t layer) const {
 }
 
 std::vector<uint64_t> TensorSpec::shape(const ModelConfig& config) const {
-  if (!is_matrix()) return {dim_size(config, ne0)};
+  if (!is_matrix()) return per_expert() ? std::vector<uint64_t>{dim_size(config, ne0), dim_size(config, ne2)}
+                                         : std::vector<uint64_t>{dim_size(config, ne0)};
   if (per_expert()) return {dim_size(config, ne0), dim_size(config, ne1), dim_size(config, ne2)};
   return {dim_size(config, ne0), dim_size(config, ne1)};
 }
@@ -56,6 +57,7 @@ uint64_t dim_size(const ModelConfig& c, Dim dim) {
     case Dim::HeadDim: return c.head_dim;
     case Dim::Experts: return c.n_experts;
     case Dim::ExpertFfn: return c.expert_ffn_dim;
+    case Dim::Heads: return c.n_heads;
   }
   throw Error("internal error: unknown tensor dimension");
 }
@@ -67,6 +69,7 @@ ElementRange unit_elements(const ModelConfig& c, const Shard& shard, Unit unit, 
     case Unit::KvHeads: return {shard.kv_heads.begin * hd, shard.kv_heads.end * hd};
     case Unit::FfnUnits: return {shard.ffn.begin, shard.ffn.end};
     case Unit::VocabRows: return {shard.vocab.begin, shard.vocab.end};
+    case Unit::QueryHeadValues: return {shard.q_heads.begin, shard.q_heads.end};
     case Unit::ExpertUnits: {
       const Range r = shard.expert_units.at(expert);
       return {r.begin, r.end};

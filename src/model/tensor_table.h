@@ -29,11 +29,15 @@ enum class Dim : uint8_t {
   HeadDim,    // head_dim: one head (per-head q/k norms)
   Experts,    // n_experts: the router's outputs, the third dimension of the expert tensors
   ExpertFfn,  // expert_ffn_dim: one expert's hidden units
+  Heads,      // n_heads: one value per query head (gpt-oss's attention sinks)
 };
 
 // Tensor parallelism: a tensor is whole on every rank, or each rank holds a contiguous range of
 // one unit along its rows (GGUF ne[1], the outputs of y = W x) or its columns (ne[0], the inputs;
-// the ranks then add their partial sums).
+// the ranks then add their partial sums). A bias follows its matrix's outputs: split with them
+// where the matrix's rows are split (q, k, v, an expert's gate and up), and replicated where its
+// columns are, since it belongs to the sum: the forward adds it once, after the ranks' sync
+// (attn_output.bias, ffn_down_exps.bias).
 enum class Unit : uint8_t {
   None,        // replicated
   QueryHeads,  // the rank's query heads (head_dim each)
@@ -41,6 +45,7 @@ enum class Unit : uint8_t {
   FfnUnits,    // the rank's FFN hidden units (whole blocks of every column-split FFN tensor)
   VocabRows,   // the rank's vocabulary rows
   ExpertUnits, // the rank's hidden units of each expert (whole blocks of ffn_down_exps; Shard)
+  QueryHeadValues,  // the rank's query heads, one element each (a vector of Dim::Heads)
 };
 enum class Axis : uint8_t { Rows, Cols };
 struct Split {
@@ -53,10 +58,12 @@ constexpr Split cols_by(Unit u) { return {Axis::Cols, u}; }
 
 // Where a tensor's data goes: a member of the model's or of every layer's weights, or nowhere
 // (std::monostate: the configuration reads it, as rope_freqs).
-// A vector of matrices holds one matrix per expert (the slabs of a 3-D expert tensor).
+// A vector of matrices holds one matrix per expert (the slabs of a 3-D expert tensor), a vector
+// of vectors one vector per expert (the rows of a 2-D expert bias).
 using WeightMember = std::variant<std::monostate, Matrix ModelWeights::*,
                                   std::vector<float> ModelWeights::*, Matrix LayerWeights::*,
-                                  std::vector<float> LayerWeights::*, std::vector<Matrix> LayerWeights::*>;
+                                  std::vector<float> LayerWeights::*, std::vector<Matrix> LayerWeights::*,
+                                  std::vector<std::vector<float>> LayerWeights::*>;
 
 enum class Presence : uint8_t {
   Required,
@@ -71,18 +78,21 @@ struct TensorSpec {
   WeightMember fills;
   Presence presence = Presence::Required;
   // Experts: one ne0 x ne1 matrix per expert, expert e the e-th contiguous slab (llama.cpp's
-  // *_exps tensors); the split applies to each expert's matrix. One: a vector or a matrix.
+  // *_exps tensors), or with ne1 One one vector per expert, expert e the e-th row (their biases);
+  // the split applies to each expert's part. One: a vector or a matrix.
   Dim ne2 = Dim::One;
 
   bool per_layer() const {
     return std::holds_alternative<Matrix LayerWeights::*>(fills) ||
            std::holds_alternative<std::vector<float> LayerWeights::*>(fills) ||
-           std::holds_alternative<std::vector<Matrix> LayerWeights::*>(fills);
+           std::holds_alternative<std::vector<Matrix> LayerWeights::*>(fills) ||
+           std::holds_alternative<std::vector<std::vector<float>> LayerWeights::*>(fills);
   }
   bool is_matrix() const { return ne1 != Dim::One; }
   bool per_expert() const { return ne2 == Dim::Experts; }
   std::string gguf_name(uint32_t layer) const;
-  // {ne0} for a vector, {ne0, ne1} for a matrix, {ne0, ne1, ne2} per expert, in elements.
+  // {ne0} for a vector, {ne0, ne1} for a matrix, {ne0, ne1, ne2} per expert ({ne0, ne2} for a
+  // vector per expert), in elements.
   std::vector<uint64_t> shape(const ModelConfig& config) const;
 };
 

@@ -21,9 +21,10 @@ std::vector<TensorSlice> plan_slices(const GgufFile& file, const ModelConfig& co
     if (!info && spec.presence == Presence::ElseTokenEmbd && config.tied_output) continue;
     if (!info && spec.presence == Presence::Optional) continue;  // the block does without
     if (!info) throw Error(file.path() + ": missing tensor '" + t.name + "'");
-    // A per-expert tensor's rows are expert e's matrix's rows, e * ne1 on.
+    // A per-expert tensor's rows are expert e's matrix's rows, e * ne1 on (a vector per expert:
+    // row e).
     const uint32_t experts = spec.per_expert() ? config.n_experts : 1;
-    const int64_t rows = spec.per_expert() ? int64_t(info->ne[1]) : int64_t(info->rows());
+    const int64_t rows = !spec.per_expert() ? int64_t(info->rows()) : spec.is_matrix() ? int64_t(info->ne[1]) : 1;
     for (uint32_t e = 0; e < experts; ++e) {
       TensorSlice s{info, &spec, t.layer, e, e * rows, (e + 1) * rows, 0, int64_t(info->ne[0])};
       if (spec.split.unit != Unit::None) {

@@ -25,6 +25,11 @@ void add_model_metadata(GgufWriter& w, const ModelConfig& c, uint32_t file_type)
         w.add(arch.key(p.key), GgufValue::f32(v));
     }
   }
+  if (c.yarn_factor > 0) {  // as llama.cpp's converter writes a YaRN rope_scaling
+    w.add(arch.key("rope.scaling.type"), GgufValue::string("yarn"));
+    w.add(arch.key("rope.scaling.factor"), GgufValue::f32(c.yarn_factor));
+    w.add(arch.key("rope.scaling.original_context_length"), GgufValue::u32(c.yarn_original_context));
+  }
 }
 
 void add_vocab_metadata(GgufWriter& w, const Vocab& v) {

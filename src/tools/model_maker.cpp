@@ -57,8 +57,8 @@ std::vector<RandomTensor> plan_tensors(const ModelConfig& c, const MakeOptions& 
     if (output && c.tied_output) continue;
     const std::vector<uint64_t> ne = spec.shape(c);
     if (!spec.is_matrix()) {
-      // Norm weights near 1; biases (split with their heads) near 0.
-      const bool bias = spec.split.unit != Unit::None;
+      // Norm weights near 1; biases and attention sinks near 0.
+      const bool bias = spec.name.ends_with(".bias") || spec.fills == WeightMember(&LayerWeights::sinks);
       t.push_back({ti.name, ne, GgmlType::F32, bias ? 0.0f : 1.0f, norm_noise});
       continue;
     }

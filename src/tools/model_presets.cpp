@@ -64,6 +64,17 @@ ModelConfig experts(ModelConfig c, uint32_t n, uint32_t used, uint32_t ffn) {
   return c;
 }
 
+// gpt-oss: head size 64 whatever dim / heads, a window in every other layer, YaRN RoPE (factor
+// 32 over an original context of 4096) and rope base 150000, as the published files.
+ModelConfig gpt_oss(ModelConfig c, uint32_t window) {
+  c.head_dim = 64;
+  c.sliding_window = window;
+  c.swa_period = 2;
+  c.yarn_factor = 32.0f;
+  c.yarn_original_context = 4096;
+  return c;
+}
+
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> all = {
       // Llama 3.1's scaling rule with the original context shrunk to 256, so that the tiny model's
@@ -98,6 +109,12 @@ const std::vector<Preset>& presets() {
       // experts of 768 units, 8 per token.
       {"qwen3moe", "tiny", experts(qwen(sizes("r1pi random qwen3moe tiny", 256, 4, 8, 4, 768, 512, 2048, 1e6f), 64, false), 16, 4, 96), {}},
       {"qwen3moe", "30B-A3B", experts(qwen(sizes("r1pi random Qwen3-30B-A3B", 2048, 48, 32, 4, 6144, 151936, 40960, 1e6f), 128, false), 128, 8, 768), {}},
+      // gpt-oss: tiny (heads of 64 at dim 256, as the real 64 x 64 at 2880; a window of 8, so that
+      // short prompts cross it; 16 experts of 96 units, 4 per token), gpt-oss-20b (32 experts of
+      // 2880, 4 per token) and gpt-oss-120b (128 experts), windows of 128.
+      {"gpt-oss", "tiny", experts(gpt_oss(sizes("r1pi random gpt-oss tiny", 256, 4, 8, 2, 768, 512, 2048, 150000.0f), 8), 16, 4, 96), {}},
+      {"gpt-oss", "20B", experts(gpt_oss(sizes("r1pi random gpt-oss-20b", 2880, 24, 64, 8, 2880, 201088, 131072, 150000.0f), 128), 32, 4, 2880), {}},
+      {"gpt-oss", "120B", experts(gpt_oss(sizes("r1pi random gpt-oss-120b", 2880, 36, 64, 8, 2880, 201088, 131072, 150000.0f), 128), 128, 4, 2880), {}},
   };
   return all;
 }

@@ -13,6 +13,8 @@
 #   qwen3.gguf       qwen3's tiny preset (per-head q/k norm, head size 64 = 2 x dim / heads), seed 7
 #   qwen3moe.gguf    qwen3moe's tiny preset (16 experts of 96 units = 3 Q4_0 blocks, 4 per token: on
 #                    4 ranks each rank holds none of a quarter of the experts), seed 7
+#   gpt-oss.gguf     gpt-oss's tiny preset in its published mix (experts MXFP4, the rest Q8_0): sinks
+#                    split with the query heads, biases added after the sync, a window of 8, seed 7
 #   kquant-q4km.gguf dim 1024, 2 layers, 16/4 heads of 64, FFN 2048 as llama-quantize's Q4_K_M (Q4_K,
 #                    Q6_K): every rank's columns of attn_output and ffn_down whole 256-element
 #                    super-blocks at 2, 3 and 4 ranks, as the 8B's
@@ -33,6 +35,7 @@ uneven=(--preset tiny --seed 11 --dim 384 --layers 3 --heads 12 --kv-heads 6 --f
 "$mk" make --no-progress --arch qwen2 --preset tiny --seed 7 --heads 8 --kv-heads 2 -o "$out/qwen2-kv2.gguf"
 "$mk" make --no-progress --arch qwen3 --preset tiny --seed 7 -o "$out/qwen3.gguf"
 "$mk" make --no-progress --arch qwen3moe --preset tiny --seed 7 -o "$out/qwen3moe.gguf"
+"$mk" make --no-progress --arch gpt-oss --preset tiny --type mxfp4_moe --seed 7 -o "$out/gpt-oss.gguf"
 kquant=(--preset tiny --seed 7 --dim 1024 --layers 2 --heads 16 --kv-heads 4 --ffn 2048)
 "$mk" make --no-progress "${kquant[@]}" --type q4_k_m -o "$out/kquant-q4km.gguf"
 "$mk" make --no-progress "${kquant[@]}" --type q2_k -o "$out/kquant-q2k.gguf"

@@ -37,8 +37,42 @@ std::vector<TensorSpec> dense_ffn_tensors() {
   };
 }
 
-std::vector<TensorSpec> decoder_tensors(const std::vector<TensorSpec>& attention_parts,
-                                        const std::vector<TensorSpec>& ffn) {
+std::vector<HyperParam> expert_params(double (*ffn_fallback)(const ModelConfig&)) {
+  using C = ModelConfig;
+  return {
+      {"expert_count", &C::n_experts},
+      {"expert_used_count", &C::n_experts_used},
+      {"expert_feed_forward_length", &C::expert_ffn_dim, ffn_fallback},
+  };
+}
+
+std::vector<TensorSpec> expert_ffn_tensors(bool with_biases) {
+  using D = Dim;
+  using U = Unit;
+  using L = LayerWeights;
+  constexpr Presence kRequired = Presence::Required;
+  std::vector<TensorSpec> t = {
+      // name                 ne0           ne1            split                      fills
+      {"ffn_gate_inp.weight",  D::Embd,      D::Experts,    kReplicated,               &L::router},
+      {"ffn_gate_exps.weight", D::Embd,      D::ExpertFfn,  rows_by(U::ExpertUnits),   &L::gate_exps,
+       kRequired, D::Experts},
+      {"ffn_up_exps.weight",   D::Embd,      D::ExpertFfn,  rows_by(U::ExpertUnits),   &L::up_exps,
+       kRequired, D::Experts},
+      {"ffn_down_exps.weight", D::ExpertFfn, D::Embd,       cols_by(U::ExpertUnits),   &L::down_exps,
+       kRequired, D::Experts},
+  };
+  if (!with_biases) return t;
+  // Each after its matrix, as the converter writes them; a vector per expert (ne1 One).
+  t.insert(t.begin() + 1, {"ffn_gate_inp.bias", D::Experts, D::One, kReplicated, &L::router_bias});
+  t.insert(t.begin() + 3, {"ffn_gate_exps.bias", D::ExpertFfn, D::One, cols_by(U::ExpertUnits), &L::gate_exps_bias,
+                           kRequired, D::Experts});
+  t.insert(t.begin() + 5, {"ffn_up_exps.bias", D::ExpertFfn, D::One, cols_by(U::ExpertUnits), &L::up_exps_bias,
+                           kRequired, D::Experts});
+  t.push_back({"ffn_down_exps.bias", D::Embd, D::One, kReplicated, &L::down_exps_bias, kRequired, D::Experts});
+  return t;
+}
+
+std::vector<TensorSpec> decoder_tensors(const DecoderParts& parts) {
   using D = Dim;
   using U = Unit;
   using LW = ModelWeights;
@@ -53,12 +87,11 @@ std::vector<TensorSpec> decoder_tensors(const std::vector<TensorSpec>& attention
       {"attn_k.weight",      D::Embd,     D::KvDim,    rows_by(U::KvHeads),    &L::wk},
       {"attn_v.weight",      D::Embd,     D::KvDim,    rows_by(U::KvHeads),    &L::wv},
   };
-  t.insert(t.end(), attention_parts.begin(), attention_parts.end());
-  t.insert(t.end(), {
-      {"attn_output.weight", D::QueryDim, D::Embd,     cols_by(U::QueryHeads), &L::wo},
-      {"ffn_norm.weight",    D::Embd,     D::One,      kReplicated,            &L::ffn_norm},
-  });
-  t.insert(t.end(), ffn.begin(), ffn.end());
+  t.insert(t.end(), parts.attention.begin(), parts.attention.end());
+  t.push_back({"attn_output.weight", D::QueryDim, D::Embd, cols_by(U::QueryHeads), &L::wo});
+  t.insert(t.end(), parts.after_output.begin(), parts.after_output.end());
+  t.push_back({parts.ffn_norm,        D::Embd,     D::One,      kReplicated,            &L::ffn_norm});
+  t.insert(t.end(), parts.ffn.begin(), parts.ffn.end());
   t.insert(t.end(), {
       {"output_norm.weight", D::Embd,     D::One,      kReplicated,            &LW::output_norm},
       {"output.weight",      D::Embd,     D::Vocab,    rows_by(U::VocabRows),  &LW::output,

@@ -13,11 +13,11 @@ const Architecture& qwen2_architecture() {
   static const Architecture arch{
       .name = "qwen2",
       .params = transformer_params(),
-      .tensors = decoder_tensors({
+      .tensors = decoder_tensors({.attention = {
           {"attn_q.bias", D::QueryDim, D::One, cols_by(U::QueryHeads), &L::bq, Presence::Optional},
           {"attn_k.bias", D::KvDim,    D::One, cols_by(U::KvHeads),    &L::bk, Presence::Optional},
           {"attn_v.bias", D::KvDim,    D::One, cols_by(U::KvHeads),    &L::bv, Presence::Optional},
-      }),
+      }}),
       .rope = RopeLayout::NeoxHalves,
   };
   return arch;

@@ -12,10 +12,10 @@ const Architecture& qwen3_architecture() {
   static const Architecture arch{
       .name = "qwen3",
       .params = transformer_params(),
-      .tensors = decoder_tensors({
+      .tensors = decoder_tensors({.attention = {
           {"attn_q_norm.weight", D::HeadDim, D::One, kReplicated, &L::q_norm},
           {"attn_k_norm.weight", D::HeadDim, D::One, kReplicated, &L::k_norm},
-      }),
+      }}),
       .rope = RopeLayout::NeoxHalves,
   };
   return arch;

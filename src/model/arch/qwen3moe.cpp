@@ -14,36 +14,23 @@ namespace r1pi {
 const Architecture& qwen3moe_architecture() {
   using C = ModelConfig;
   using D = Dim;
-  using U = Unit;
   using L = LayerWeights;
   static const Architecture arch = [] {
     std::vector<HyperParam> params = transformer_params();
-    params.insert(params.end(), {
-        {"expert_count", &C::n_experts},
-        {"expert_used_count", &C::n_experts_used},
-        // llama.cpp's fallback; Qwen3's converter always writes it (768 against a dense 6144).
-        {"expert_feed_forward_length", &C::expert_ffn_dim,
-         [](const C& c) { return double(c.n_experts_used ? c.ffn_dim / c.n_experts_used : 0); }},
-    });
-    constexpr Presence kRequired = Presence::Required;
+    // llama.cpp's fallback for expert_feed_forward_length; Qwen3's converter always writes it (768
+    // against a dense 6144).
+    const std::vector<HyperParam> experts =
+        expert_params([](const C& c) { return double(c.n_experts_used ? c.ffn_dim / c.n_experts_used : 0); });
+    params.insert(params.end(), experts.begin(), experts.end());
     return Architecture{
         .name = "qwen3moe",
         .params = std::move(params),
-        .tensors = decoder_tensors(
-            {
+        .tensors = decoder_tensors({
+            .attention = {
                 {"attn_q_norm.weight", D::HeadDim, D::One, kReplicated, &L::q_norm},
                 {"attn_k_norm.weight", D::HeadDim, D::One, kReplicated, &L::k_norm},
             },
-            {
-                // name                 ne0           ne1            split                      fills
-                {"ffn_gate_inp.weight",  D::Embd,      D::Experts,    kReplicated,               &L::router},
-                {"ffn_gate_exps.weight", D::Embd,      D::ExpertFfn,  rows_by(U::ExpertUnits),   &L::gate_exps,
-                 kRequired, D::Experts},
-                {"ffn_up_exps.weight",   D::Embd,      D::ExpertFfn,  rows_by(U::ExpertUnits),   &L::up_exps,
-                 kRequired, D::Experts},
-                {"ffn_down_exps.weight", D::ExpertFfn, D::Embd,       cols_by(U::ExpertUnits),   &L::down_exps,
-                 kRequired, D::Experts},
-            }),
+            .ffn = expert_ffn_tensors(false)}),
         .rope = RopeLayout::NeoxHalves,
         .experts = true,
     };

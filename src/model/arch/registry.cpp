@@ -5,7 +5,8 @@ namespace r1pi {
 
 const std::vector<const Architecture*>& architectures() {
   static const std::vector<const Architecture*> all = {&llama_architecture(), &qwen2_architecture(),
-                                                      &qwen3_architecture(), &qwen3moe_architecture()};
+                                                      &qwen3_architecture(), &qwen3moe_architecture(),
+                                                      &gpt_oss_architecture()};
   return all;
 }
 
