@@ -7,10 +7,11 @@ namespace r1pi {
 namespace {
 
 // What models end generation with besides EOS, found by their text as llama.cpp finds them: the end
-// of a chat turn (Llama 3's, Qwen's ChatML one), Llama 3's end of message and Qwen's end of
-// document (what its base models end with).
+// of a chat turn (Llama 3's, Qwen's ChatML one), Llama 3's end of message, Qwen's end of document
+// (what its base models end with) and harmony's end of an answer and of a tool call (gpt-oss; its
+// <|end|> closes a message within the turn and does not end generation).
 constexpr std::string_view kTurnEnds[] = {"<|eot_id|>", "<|im_end|>"};
-constexpr std::string_view kOtherEnds[] = {"<|eom_id|>", "<|endoftext|>"};
+constexpr std::string_view kOtherEnds[] = {"<|eom_id|>", "<|endoftext|>", "<|return|>", "<|call|>"};
 
 bool is_one_of(std::string_view text, std::span<const std::string_view> texts) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();

@@ -47,6 +47,8 @@ constexpr Family kFamilies[] = {
     // Qwen2.5 and Qwen3: config.json names <|endoftext|> BOS, but tokenizer_config.json says it is
     // never added; chat turns end with <|im_end|>, the EOS; padding is <|endoftext|>.
     {"qwen2", "<|endoftext|>", "<|im_end|>", "<|endoftext|>", false},
+    // gpt-oss (harmony): an answer ends with <|return|>, the EOS; <|startoftext|> is never added.
+    {"gpt-4o", "<|startoftext|>", "<|return|>", "<|endoftext|>", false},
 };
 
 // Far beyond any real vocabulary; a larger id is a corrupt file, not a reason to allocate gigabytes.

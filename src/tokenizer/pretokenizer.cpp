@@ -23,6 +23,14 @@ const std::vector<PreTokenizerType>& pre_tokenizer_types() {
       {{"qwen2", "deepseek-r1-qwen"},
        R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
        false, false},
+      // gpt-oss's o200k_harmony (OpenAI's o200k_base split): LLAMA_VOCAB_PRE_TYPE_GPT4O. Letter runs
+      // take combining marks (\p{M}) and split before a capital; digits in threes; "/" may end a
+      // punctuation run. tiktoken's pattern: llama.cpp rewrites it without \p{M} (Hindi, Thai,
+      // Arabic with vowels then split differently; docs/tokenizers.md). A piece that is a whole
+      // token is taken whole, as tiktoken does.
+      {{"gpt-4o"},
+       R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+       true, false},
   };
   return types;
 }
