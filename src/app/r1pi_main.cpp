@@ -192,6 +192,10 @@ int main(int argc, char** argv) {
   app.add_option("--reasoning", reasoning,
                  "off: the template's enable_thinking=false (Qwen3 answers without thinking); the server's default")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str()->group(session);
+  app.add_option("--reasoning-effort", chat.reasoning_effort,
+                 "low, medium or high: the template's reasoning_effort (gpt-oss's reasoning level); the server's "
+                 "default")
+      ->check(CLI::IsMember({"low", "medium", "high"}))->group(session);
   app.add_option("--host", serve.host, "address the server listens on")->capture_default_str()->group(session);
   app.add_option("--port", serve.port, "port the server listens on (0: any free one)")
       ->check(CLI::Range(0, 65535))->capture_default_str()->group(session);

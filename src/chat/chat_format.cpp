@@ -98,7 +98,9 @@ std::string render_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, 
       }
       if (m.role == "tool") m.role = "user";
     }
-    return render_chat(f.family, messages, in.thinking.value_or(true));
+    const auto effort = in.kwargs.find("reasoning_effort");
+    return render_chat(f.family, messages, in.thinking.value_or(true),
+                       effort != in.kwargs.end() && effort->is_string() ? effort->get<std::string>() : "");
   }
   ordered_json vars = ordered_json::object();
   for (const auto& [key, value] : in.kwargs.items()) vars[key] = value;

@@ -16,6 +16,8 @@ struct ChatOptions {
   std::vector<std::string> stop;  // -r: the terminal chat's answers also end where one of these appears
   bool reasoning = true;         // --reasoning on|off: the template's enable_thinking (the server's
                                  // default for requests without chat_template_kwargs)
+  std::string reasoning_effort;   // --reasoning-effort low|medium|high: the template's reasoning_effort
+                                 // (harmony's level; the server's default for requests without one)
   bool temperature_given = false, top_p_given = false;  // else R1's recommended values apply
   GenerationOptions generation;  // -n, -b and the sampler from the command line
 };

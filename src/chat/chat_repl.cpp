@@ -132,6 +132,7 @@ int run_chat(TokenSource& source, const Tokenizer& tokenizer, const ChatOptions&
     PromptInput in;
     in.messages = messages;
     if (!options.reasoning) in.thinking = false;
+    if (!options.reasoning_effort.empty()) in.kwargs["reasoning_effort"] = options.reasoning_effort;
     std::vector<int32_t> prompt;
     try {
       prompt = encode_chat_prompt(format, tokenizer, in);

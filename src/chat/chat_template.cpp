@@ -29,26 +29,51 @@ std::string render_llama3(const std::vector<ChatMessage>& messages, bool) {
   return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
 
+// gpt-oss's harmony format (shared/data/gptoss/ARCH_FACTS.md section 7), as its template writes it
+// without tools: the system message with the reasoning level (without the template's current
+// date, which the model's own template adds), the system and developer messages as the developer's
+// instructions, earlier answers on the final channel, then the assistant's start: the model writes
+// the channel.
+std::string render_harmony(const std::vector<ChatMessage>& messages, bool, std::string_view effort) {
+  std::string out = "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
+                    "Knowledge cutoff: 2024-06\n\nReasoning: " +
+                    std::string(effort.empty() ? "medium" : effort) +
+                    "\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message."
+                    "<|end|>";
+  std::string instructions;
+  for (const ChatMessage& m : messages)
+    if (m.role == "system") instructions = m.content;
+  if (!instructions.empty()) out += "<|start|>developer<|message|># Instructions\n\n" + instructions + "\n\n<|end|>";
+  for (const ChatMessage& m : messages) {
+    if (m.role == "user") out += "<|start|>user<|message|>" + m.content + "<|end|>";
+    if (m.role == "assistant") out += "<|start|>assistant<|channel|>final<|message|>" + m.content + "<|end|>";
+  }
+  return out + "<|start|>assistant";
+}
+
 struct TemplateRow {
   ChatTemplate kind;
   const char* name;
   std::array<std::string_view, 2> markers;  // all in the template text or the vocabulary ("": none)
   const char* turn_end;
   ReasoningStart answer_start;
-  std::string (*render)(const std::vector<ChatMessage>&, bool thinking);
+  std::string (*render)(const std::vector<ChatMessage>&, bool thinking, std::string_view effort);
 };
 
 // In the order detection tries them: the more particular markers first.
 constexpr TemplateRow kTemplates[] = {
+    {ChatTemplate::Harmony, "harmony", {"<|channel|>", "<|message|>"}, "<|return|>", ReasoningStart::Harmony,
+     render_harmony},
     {ChatTemplate::DeepSeekR1, "deepseek-r1", {"<｜Assistant｜>"}, "<｜end▁of▁sentence｜>", ReasoningStart::Inside,
-     render_deepseek_r1},
-    {ChatTemplate::Llama3, "llama3", {"<|start_header_id|>"}, "<|eot_id|>", ReasoningStart::None, render_llama3},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_deepseek_r1(m, thinking); }},
+    {ChatTemplate::Llama3, "llama3", {"<|start_header_id|>"}, "<|eot_id|>", ReasoningStart::None,
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_llama3(m, thinking); }},
     {ChatTemplate::Qwen3, "qwen3", {"<|im_start|>", "<think>"}, "<|im_end|>", ReasoningStart::Opens,
-     [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kQwen3, m, thinking); }},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_chatml(kQwen3, m, thinking); }},
     {ChatTemplate::Qwen25, "qwen2.5", {"<|im_start|>", kQwen25.default_system}, "<|im_end|>", ReasoningStart::None,
-     [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kQwen25, m, thinking); }},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_chatml(kQwen25, m, thinking); }},
     {ChatTemplate::ChatML, "chatml", {"<|im_start|>"}, "<|im_end|>", ReasoningStart::None,
-     [](const std::vector<ChatMessage>& m, bool thinking) { return render_chatml(kChatML, m, thinking); }},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_chatml(kChatML, m, thinking); }},
 };
 
 const TemplateRow& row(ChatTemplate t) {
@@ -92,7 +117,12 @@ bool known_chat_role(std::string_view role) {
   return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool";
 }
 
-std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking) {
+bool known_reasoning_effort(std::string_view effort) { return effort == "low" || effort == "medium" || effort == "high"; }
+
+std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking,
+                        std::string_view reasoning_effort) {
+  if (!reasoning_effort.empty() && !known_reasoning_effort(reasoning_effort))
+    throw Error("reasoning effort '" + std::string(reasoning_effort) + "': give one of " + std::string(kReasoningEfforts));
   // The named templates know three roles: a developer message is the system's (OpenAI's newer
   // name for it); tool calls and results need the model's own template.
   std::vector<ChatMessage> plain = messages;
@@ -105,7 +135,7 @@ std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages
       throw Error("the " + chat_template_name(t) + " template cannot show an assistant's tool calls "
                   "(use the model's own template)");
   }
-  return row(t).render(plain, thinking);
+  return row(t).render(plain, thinking, reasoning_effort);
 }
 
 std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, const std::vector<ChatMessage>& messages,

@@ -17,9 +17,9 @@
 
 namespace r1pi {
 
-enum class ChatTemplate { DeepSeekR1, Llama3, Qwen3, Qwen25, ChatML };
+enum class ChatTemplate { Harmony, DeepSeekR1, Llama3, Qwen3, Qwen25, ChatML };
 
-// "deepseek-r1", "llama3", "qwen3", "qwen2.5", "chatml"; nothing for another name.
+// "harmony", "deepseek-r1", "llama3", "qwen3", "qwen2.5", "chatml"; nothing for another name.
 std::optional<ChatTemplate> chat_template_named(std::string_view name);
 std::string chat_template_name(ChatTemplate t);
 // The names chat_template_named() knows, for messages ("deepseek-r1, llama3, ...").
@@ -37,8 +37,14 @@ bool known_chat_role(std::string_view role);
 // The prompt for the messages, ending with the opening of the assistant's answer. Without BOS:
 // the tokenizer adds it as it does for -p (encode with add_bos and special tokens parsed), so the
 // same text given to `r1pi -p` is the same prompt. thinking: the template's enable_thinking
-// (--reasoning, chat_template_kwargs); only Qwen3's reads it. Throws r1pi::Error for an unknown role.
-std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking = true);
+// (--reasoning, chat_template_kwargs); only Qwen3's reads it. reasoning_effort: low, medium or high
+// (--reasoning-effort, the request's reasoning_effort; "" the template's default): harmony's system
+// message. Throws r1pi::Error for an unknown role.
+std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking = true,
+                        std::string_view reasoning_effort = "");
+// The levels of reasoning_effort harmony knows ("low, medium, high"), and whether one is.
+bool known_reasoning_effort(std::string_view effort);
+inline constexpr std::string_view kReasoningEfforts = "low, medium, high";
 
 // render_chat() as token ids, BOS when the vocabulary wants one: the template's markers are
 // control tokens, the messages' text is text even where it spells one (Tokenizer::mark_plain).
@@ -46,7 +52,8 @@ std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, con
                                  bool thinking = true);
 
 // Where the answer starts for the reasoning split: inside the reasoning after R1's prompt (it ends
-// with "<think>\n"), at a "<think>" the answer may write itself with Qwen3's, no reasoning else.
+// with "<think>\n"), at a "<think>" the answer may write itself with Qwen3's, on harmony's
+// channels (gpt-oss), no reasoning else.
 ReasoningStart answer_start(ChatTemplate t);
 
 // Text that ends a turn when the model writes it as text rather than as its end-of-generation

@@ -38,6 +38,7 @@ Completion complete(TokenSource& source, const Tokenizer& tokenizer, const std::
   };
   GenerationOptions options = settings.generation;
   options.reuse_cache = true;
+  options.render_control = settings.reasoning == ReasoningStart::Harmony;
   options.cancelled = [&] { return stops.matched() || (settings.cancelled && settings.cancelled()); };
   options.on_logprobs = [&](const PickLogprobs& p) {
     out.logprobs.push_back(p);

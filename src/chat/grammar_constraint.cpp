@@ -29,7 +29,12 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar, std
       trie_(std::move(trie)),
       phase_(start == ReasoningStart::Inside  ? Phase::Reasoning
              : start == ReasoningStart::Opens ? Phase::MayOpen
-                                              : Phase::Answer) {}
+                                              : Phase::Answer) {
+  // Harmony's answer is messages on channels: a rule for the final channel alone is not there yet.
+  if (start == ReasoningStart::Harmony)
+    throw Error("constrained output (grammar, json_schema, response_format, tools) is not supported with the "
+                "harmony format (gpt-oss) yet");
+}
 
 bool GrammarConstraint::allowed(TokenMask& mask) const {
   mask.clear();

@@ -1,6 +1,7 @@
 #include "chat/reasoning_split.h"
 
 #include "common/held_text.h"
+#include "chat/harmony_split.h"
 #include "chat/think_block.h"
 
 namespace r1pi {
@@ -9,7 +10,10 @@ ReasoningSplit::ReasoningSplit(ReasoningStart start)
     : state_(start == ReasoningStart::Opens    ? State::Opening
              : start == ReasoningStart::Inside ? State::Inside
                                                : State::Content),
-      entered_(start == ReasoningStart::Inside) {}
+      entered_(start == ReasoningStart::Inside),
+      harmony_(start == ReasoningStart::Harmony ? std::make_unique<HarmonySplit>() : nullptr) {}
+
+ReasoningSplit::~ReasoningSplit() = default;
 
 // At the answer's beginning: "<think>" opens the block; anything else, as soon as it cannot
 // become "<think>", makes the whole answer content.
@@ -37,6 +41,11 @@ void ReasoningSplit::take_reasoning(TextParts& out) {
 }
 
 TextParts ReasoningSplit::push(std::string_view text) {
+  if (harmony_) {
+    TextParts out = harmony_->push(text);
+    entered_ = harmony_->entered();
+    return out;
+  }
   TextParts out;
   held_ += text;
   if (state_ == State::Opening) take_opening();
@@ -46,6 +55,7 @@ TextParts ReasoningSplit::push(std::string_view text) {
 }
 
 TextParts ReasoningSplit::finish() {
+  if (harmony_) return harmony_->finish();
   TextParts out;
   (state_ == State::Inside ? out.reasoning : out.content).swap(held_);
   return out;

@@ -3,6 +3,7 @@
 // ("<th" + "ink>"). The split is exact: the text generated is "<think>" (when the answer opened
 // the block itself) + reasoning + "</think>" + content, nothing trimmed.
 #pragma once
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -18,11 +19,15 @@ enum class ReasoningStart {
   None,    // no reasoning: every byte is content
   Opens,   // the answer may open a think block: "<think>" as its very first text (Qwen3 writes it)
   Inside,  // the prompt opened the block (R1's ends with "<think>\n"): reasoning until "</think>"
+  Harmony, // gpt-oss's channels: analysis is the reasoning, the rest content (harmony_split.h)
 };
+
+class HarmonySplit;
 
 class ReasoningSplit {
  public:
   explicit ReasoningSplit(ReasoningStart start);
+  ~ReasoningSplit();
   TextParts push(std::string_view text);
   TextParts finish();  // what is held back at the end: an unclosed reasoning, or "<th" that was content
   // True once the text is inside a think block (from the start, or opened by the answer).
@@ -36,6 +41,7 @@ class ReasoningSplit {
   State state_;
   bool entered_;
   std::string held_;  // text that may still be (or complete) a marker
+  std::unique_ptr<HarmonySplit> harmony_;  // ReasoningStart::Harmony's own split
 };
 
 }  // namespace r1pi

@@ -68,7 +68,7 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     rows.build(options.sampler, draft.size() + 1);
     return rows.pointers;
   };
-  StreamDecoder decoder(tokenizer);
+  StreamDecoder decoder(tokenizer, options.render_control);
   std::optional<Speculator> speculator;
   if (options.spec.enabled) speculator.emplace(options.spec);
   result.speculative = options.spec.enabled;

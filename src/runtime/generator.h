@@ -47,6 +47,9 @@ struct GenerationOptions {
   // With sampler.n_probs >= 0: each chosen token's log-probabilities, in order (a draft's
   // rejected rows are not reported).
   std::function<void(const PickLogprobs&)> on_logprobs{};
+  // Control tokens reach the text callback as their text (the harmony format's markers, which its
+  // split reads); off: they give no text.
+  bool render_control = false;
 };
 
 struct GenerationResult {

@@ -281,6 +281,17 @@ void read_template_kwargs(const json& body, const ordered_json& in_order, ApiReq
   r.enable_thinking = kwargs["enable_thinking"].get<bool>();
 }
 
+// OpenAI's reasoning_effort: the template's variable of that name (harmony's system message says
+// it); harmony knows low, medium and high.
+void read_reasoning_effort(const json& body, ApiRequest& r) {
+  if (!has(body, "reasoning_effort")) return;
+  const json& effort = body["reasoning_effort"];
+  if (!effort.is_string() || !known_reasoning_effort(effort.get<std::string>()))
+    bad("'reasoning_effort' must be one of " + std::string(kReasoningEfforts));
+  if (r.template_kwargs.is_null()) r.template_kwargs = ordered_json::object();
+  r.template_kwargs["reasoning_effort"] = effort.get<std::string>();
+}
+
 }  // namespace
 
 ApiRequest parse_api_request(Endpoint endpoint, std::string_view text, const SamplerParams& defaults) {
@@ -295,6 +306,7 @@ ApiRequest parse_api_request(Endpoint endpoint, std::string_view text, const Sam
   if (endpoint == Endpoint::Chat) {
     r.messages = read_messages(body, in_order);
     read_template_kwargs(body, in_order, r);
+    read_reasoning_effort(body, r);
     r.tools = read_tools(body, in_order);
     read_tool_choice(body, r);
     r.parallel_tool_calls = !has(body, "parallel_tool_calls") || flag(body, "parallel_tool_calls");

@@ -33,13 +33,15 @@ bool offers_tools(const ApiRequest& r) {
   return r.endpoint == Endpoint::Chat && !r.tools.is_null() && !r.tools.empty() && r.tool_choice != ToolChoice::None;
 }
 
-// tool_choice none hides the tools; --reasoning off is enable_thinking false where the request
-// does not say.
+// tool_choice none hides the tools; --reasoning off is enable_thinking false and --reasoning-effort
+// the template's reasoning_effort where the request does not say.
 PromptInput chat_input(const ApiContext& c, const ApiRequest& r) {
   PromptInput in;
   in.messages = r.messages;
   if (offers_tools(r)) in.tools = r.tools;
-  in.kwargs = r.template_kwargs;
+  in.kwargs = r.template_kwargs.is_null() ? nlohmann::ordered_json::object() : r.template_kwargs;
+  if (!c.options.chat.reasoning_effort.empty() && !in.kwargs.contains("reasoning_effort"))
+    in.kwargs["reasoning_effort"] = c.options.chat.reasoning_effort;
   in.thinking = r.enable_thinking ? r.enable_thinking : c.options.chat.reasoning ? std::nullopt : std::optional(false);
   in.parallel_tool_calls = r.parallel_tool_calls;
   return in;

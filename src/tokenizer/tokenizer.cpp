@@ -157,7 +157,9 @@ std::vector<int32_t> encode_prompt(const Tokenizer& tokenizer, std::string_view 
 }
 
 std::string StreamDecoder::push(int32_t id) {
-  pending_ += tokenizer_.token_bytes(id);
+  const Vocab& v = tokenizer_.vocab();
+  const bool control = render_control_ && id >= 0 && size_t(id) < v.types.size() && v.types[size_t(id)] == TokenType::CONTROL;
+  pending_ += control ? v.tokens[size_t(id)] : tokenizer_.token_bytes(id);
   const size_t ready = utf8::complete_prefix_length(pending_);
   std::string out = pending_.substr(0, ready);
   pending_.erase(0, ready);

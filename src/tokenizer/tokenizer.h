@@ -62,15 +62,18 @@ class Tokenizer {
 std::vector<int32_t> encode_prompt(const Tokenizer& tokenizer, std::string_view text, bool no_bos);
 
 // Turns a stream of ids into printable UTF-8: bytes of an incomplete character are held back until
-// the rest arrives (or flush()), so a terminal never shows half a character.
+// the rest arrives (or flush()), so a terminal never shows half a character. render_control: a
+// control token gives its text instead of nothing (harmony's channel markers, for their parser).
 class StreamDecoder {
  public:
-  explicit StreamDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  explicit StreamDecoder(const Tokenizer& tokenizer, bool render_control = false)
+      : tokenizer_(tokenizer), render_control_(render_control) {}
   std::string push(int32_t id);
   std::string flush();  // whatever is held back, even if incomplete
 
  private:
   const Tokenizer& tokenizer_;
+  bool render_control_;
   std::string pending_;
 };
 

@@ -36,10 +36,12 @@ void check_request(const r1pi::ApiRequest& r) {
     if (r.messages.empty()) finding("accepted a chat without messages");
     for (const r1pi::ChatMessage& m : r.messages)
       if (!r1pi::known_chat_role(m.role)) finding("accepted an unknown role");
-    for (r1pi::ChatTemplate t : {r1pi::ChatTemplate::DeepSeekR1, r1pi::ChatTemplate::Llama3, r1pi::ChatTemplate::Qwen3,
-                                 r1pi::ChatTemplate::Qwen25, r1pi::ChatTemplate::ChatML})
+    const auto effort = r.template_kwargs.find("reasoning_effort");
+    const std::string level = effort != r.template_kwargs.end() && effort->is_string() ? effort->get<std::string>() : "";
+    for (r1pi::ChatTemplate t : {r1pi::ChatTemplate::Harmony, r1pi::ChatTemplate::DeepSeekR1, r1pi::ChatTemplate::Llama3,
+                                 r1pi::ChatTemplate::Qwen3, r1pi::ChatTemplate::Qwen25, r1pi::ChatTemplate::ChatML})
       for (bool thinking : {true, false})
-        if (r1pi::render_chat(t, r.messages, thinking).empty()) finding("rendered a chat as nothing");
+        if (r1pi::render_chat(t, r.messages, thinking, level).empty()) finding("rendered a chat as nothing");
   }
   if (r.max_tokens != -1 && (r.max_tokens < 1 || r.max_tokens > (1 << 24))) finding("accepted max_tokens out of range");
   const r1pi::SamplerParams& s = r.sampler;

@@ -11,6 +11,7 @@
 
 #include "chat/chat_command.h"
 #include "chat/chat_template.h"
+#include "chat/grammar_constraint.h"
 #include "chat/reasoning_split.h"
 #include "chat/tool_call_format.h"
 #include "chat/tool_call_parser.h"
@@ -137,6 +138,53 @@ TEST(StopStrings, EarliestOfSeveralWinsAndPartialsAreReleased) {
 
 // tests/server/chat_template_cases.json: messages rendered by the Jinja templates in shared/data
 // (Qwen3's, Qwen2.5-Instruct's, R1-Distill-Qwen's) as Hugging Face renders them. The template
+// ---- harmony (gpt-oss): shared/data/gptoss/ARCH_FACTS.md section 7 --------------------------
+
+// The typical answer: analysis, then the final channel after "<|start|>assistant", ended by
+// <|return|>; cut anywhere, markers included.
+TEST(HarmonySplit, AnalysisIsReasoningFinalIsContentCutAnywhere) {
+  expect_split_anywhere("<|channel|>analysis<|message|>2 + 2 is 4.<|end|><|start|>assistant<|channel|>final<|message|>"
+                        "It is 4.<|return|>",
+                        ReasoningStart::Harmony, {"2 + 2 is 4.", "It is 4."}, true);
+  // A commentary preamble and a final answer: both content, no reasoning.
+  expect_split_anywhere("<|channel|>commentary<|message|>Let me look.<|end|><|start|>assistant<|channel|>final"
+                        "<|message|> Done.",
+                        ReasoningStart::Harmony, {"", "Let me look. Done."}, false);
+  // An unfinished analysis stays reasoning; text that is not harmony is content as it comes.
+  expect_split_anywhere("<|channel|>analysis<|message|>still thinking", ReasoningStart::Harmony,
+                        {"still thinking", ""}, true);
+  expect_split_anywhere("plain <|end|> text", ReasoningStart::Harmony, {"", "plain <|end|> text"}, false);
+  // A header with a recipient and a content type (a tool call's): the body is content (harmony's
+  // calls are not parsed yet), the header is not.
+  expect_split_anywhere("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}"
+                        "<|call|>",
+                        ReasoningStart::Harmony, {"", "{\"city\":\"Oslo\"}"}, false);
+}
+
+TEST(ChatTemplate, HarmonyAsItsTemplateWritesIt) {
+  const std::vector<ChatMessage> m = {{"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Hello!"}, {"user", "2+2?"}};
+  const std::string system_start =
+      "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: "
+      "2024-06\n\nReasoning: ";
+  const std::string rest =
+      "\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>"
+      "<|start|>developer<|message|># Instructions\n\nBe brief.\n\n<|end|><|start|>user<|message|>Hi<|end|>"
+      "<|start|>assistant<|channel|>final<|message|>Hello!<|end|><|start|>user<|message|>2+2?<|end|><|start|>assistant";
+  EXPECT_EQ(render_chat(ChatTemplate::Harmony, m), system_start + "medium" + rest);
+  EXPECT_EQ(render_chat(ChatTemplate::Harmony, m, true, "high"), system_start + "high" + rest);
+  EXPECT_THROW(render_chat(ChatTemplate::Harmony, m, true, "minimal"), std::exception);
+  EXPECT_EQ(answer_start(ChatTemplate::Harmony), ReasoningStart::Harmony);
+  EXPECT_TRUE(known_reasoning_effort("low") && !known_reasoning_effort("max"));
+}
+
+// A constrained answer cannot yet be put on harmony's final channel: refused, never ignored.
+TEST(ChatTemplate, HarmonyRefusesAConstraintClearly) {
+  const std::string e = test::error_of([] {
+    GrammarConstraint c(parse_gbnf("root ::= \"a\""), nullptr, ReasoningStart::Harmony);
+  });
+  EXPECT_NE(e.find("not supported with the harmony format (gpt-oss) yet"), std::string::npos) << e;
+}
+
 // writes BOS as text where r1pi's tokenizer adds it: the case names the text to put in front.
 TEST(ChatTemplate, RendersAsTheJinjaTemplates) {
   std::ifstream in(R1PI_CHAT_TEMPLATE_CASES);
@@ -167,12 +215,12 @@ TEST(ChatTemplate, Llama3AndChatML) {
 }
 
 TEST(ChatTemplate, Names) {
-  for (ChatTemplate t : {ChatTemplate::DeepSeekR1, ChatTemplate::Llama3, ChatTemplate::Qwen3, ChatTemplate::Qwen25,
-                         ChatTemplate::ChatML})
+  for (ChatTemplate t : {ChatTemplate::Harmony, ChatTemplate::DeepSeekR1, ChatTemplate::Llama3, ChatTemplate::Qwen3,
+                         ChatTemplate::Qwen25, ChatTemplate::ChatML})
     EXPECT_EQ(chat_template_named(chat_template_name(t)), t);
   EXPECT_EQ(chat_template_named("qwen3"), ChatTemplate::Qwen3);
   EXPECT_EQ(chat_template_named("qwen2.5"), ChatTemplate::Qwen25);
-  EXPECT_EQ(chat_template_names(), "deepseek-r1, llama3, qwen3, qwen2.5, chatml");
+  EXPECT_EQ(chat_template_names(), "harmony, deepseek-r1, llama3, qwen3, qwen2.5, chatml");
   EXPECT_FALSE(chat_template_named("jinja"));
 }
 
@@ -256,6 +304,16 @@ int status_of(Endpoint e, const std::string& body, std::string* message = nullpt
     return error.status;
   }
   return 200;
+}
+
+TEST(ApiRequest, ReasoningEffortIsTheTemplatesVariable) {
+  const ApiRequest r = parse_api_request(
+      Endpoint::Chat, R"({"messages": [{"role": "user", "content": "x"}], "reasoning_effort": "low"})", SamplerParams{});
+  EXPECT_EQ(r.template_kwargs.value("reasoning_effort", ""), "low");
+  std::string message;
+  EXPECT_EQ(status_of(Endpoint::Chat, R"({"messages": [{"role": "user", "content": "x"}], "reasoning_effort": "minimal"})",
+                      &message), 400);
+  EXPECT_EQ(message, "'reasoning_effort' must be one of low, medium, high");
 }
 
 TEST(ApiRequest, RefusesWhatOpenAIRefuses) {
