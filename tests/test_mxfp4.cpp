@@ -44,7 +44,9 @@ TEST(Mxfp4, EveryCodeIsE2M1TimesTwoToTheExponentLess127) {
       const float want = std::ldexp(e2m1(code_of(b, i)), e - 127);
       EXPECT_EQ(y[size_t(i)], want) << "e " << e << " element " << i;
       // E2M1's -0 (code 8) comes back +0, as from ggml's levels: int8 has no -0.
-      if (want == 0.0f) EXPECT_FALSE(std::signbit(y[size_t(i)])) << "e " << e << " element " << i;
+      if (want == 0.0f) {
+        EXPECT_FALSE(std::signbit(y[size_t(i)])) << "e " << e << " element " << i;
+      }
     }
   }
 }
