@@ -2,10 +2,12 @@
 // the router (top-k of the logits, then the softmax over them), the clamped SwiGLU, YaRN's angles
 // and scale, and what a file must hold. The whole forward against an independent reference:
 // test_reference_forward.cpp (GptOss*); against llama.cpp: tests/llamacpp (gpt-oss, gpt-oss with
-// MXFP4 experts); sinks and window: test_attention.cpp; ranks: tests/mpi.
+// MXFP4 experts); sinks and window: test_attention.cpp; ranks: tests/mpi; speculative decoding:
+// test_speculative_models.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -14,10 +16,12 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "layers/ffn_activation.h"
+#include "layers/model_forward.h"
 #include "layers/moe_routing.h"
 #include "layers/rope_table.h"
 #include "model/arch/architectures.h"
 #include "model/model_config.h"
+#include "model/model_loader.h"
 #include "model/shard.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
@@ -114,6 +118,34 @@ TEST(GptOssFile, KeysReadBack) {
   EXPECT_EQ(c.n_experts, 16u);
   EXPECT_EQ(c.n_experts_used, 4u);
   EXPECT_EQ(c.expert_ffn_dim, 96u);
+}
+
+// Continuous batching (--parallel): two sequences in one batch, both past the window of 8, each
+// get the logits they get alone, whatever the batch groups by expert.
+TEST(GptOssForward, ASequenceGetsItsBytesWhateverElseIsInTheBatch) {
+  MakeOptions o;
+  o.arch = "gpt-oss";
+  o.n_layers = 2;
+  o.progress = false;
+  const LoadedModel m = load_model(test::make_model_file("gpt_oss_batch", o));
+  ThreadPool pool(2);
+  NoSync sync;
+  std::vector<int32_t> a(19), b(13);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = int32_t((i * 2654435761u + 7u) % 512u);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = int32_t((i * 40503u + 11u) % 512u);
+  auto alone = [&](const std::vector<int32_t>& t) {
+    ModelForward f(m.config, m.weights, m.shard, 64, pool, sync);
+    return f.forward(Batch::run(t.data(), int(t.size()), 0, LogitsFor::All));
+  };
+  const std::vector<float> want_a = alone(a), want_b = alone(b);
+  ModelForward f(m.config, m.weights, m.shard, 64, pool, sync, GgmlType::F32, 2);
+  Batch both;
+  both.add_run(a.data(), int(a.size()), 0, 0, LogitsFor::All);
+  both.add_run(b.data(), int(b.size()), 1, 0, LogitsFor::All);
+  const std::vector<float>& got = f.forward(both);
+  ASSERT_EQ(got.size(), want_a.size() + want_b.size());
+  EXPECT_EQ(std::memcmp(got.data(), want_a.data(), want_a.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(got.data() + want_a.size(), want_b.data(), want_b.size() * sizeof(float)), 0);
 }
 
 // The file again without some tensors or keys, for the refusals below.
