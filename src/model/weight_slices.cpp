@@ -61,7 +61,8 @@ void MappedSliceSource::read(const TensorSlice& s, uint8_t* dst) {
       std::memcpy(dst + size_t(r) * row_bytes,
                   src + size_t(s.row_begin + r) * src_row_bytes + col_offset, row_bytes);
   }
-  if (!s.spec->per_expert() || s.expert + 1 == s.tensor->ne[2]) file_.drop_pages(*s.tensor);
+  // The experts are the last dimension: ne[2] of a matrix per expert, ne[1] of a vector per expert.
+  if (!s.spec->per_expert() || s.expert + 1 == s.tensor->ne.back()) file_.drop_pages(*s.tensor);
 }
 
 }  // namespace r1pi
