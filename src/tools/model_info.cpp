@@ -60,8 +60,16 @@ void print_config(const GgufFile& file) {
     std::printf("  dim %u, %u layers, %u heads / %u KV heads (head size %u), FFN %u\n", c.dim,
                 c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.ffn_dim);
     std::printf("  vocab %u, trained context %u, rms eps %g\n", c.n_vocab, c.n_ctx_train, c.rms_eps);
-    std::printf("  rope base %g over %u dims, %s\n", c.rope_base, c.rope_dim,
-                c.rope_freq_factors.empty() ? "no frequency scaling" : "llama3 frequency factors");
+    const std::string scaling = c.yarn_factor > 0 ? "YaRN, factor " + std::to_string(int(c.yarn_factor)) + " over " +
+                                                        std::to_string(c.yarn_original_context)
+                                : c.rope_freq_factors.empty() ? "no frequency scaling"
+                                                              : "llama3 frequency factors";
+    std::printf("  rope base %g over %u dims, %s\n", c.rope_base, c.rope_dim, scaling.c_str());
+    if (c.sliding_window)
+      std::printf("  sliding window of %u positions in the layers whose index is a multiple of %u\n", c.sliding_window,
+                  c.swa_period);
+    if (c.n_experts)
+      std::printf("  %u experts of %u units, %u per token\n", c.n_experts, c.expert_ffn_dim, c.n_experts_used);
     std::printf("  output: %s\n", c.tied_output ? "tied to token_embd.weight" : "separate output.weight");
     // r1pi's default context (min(trained, 4096)); with several ranks each holds its KV heads' share.
     const int n_ctx = int(std::min<uint32_t>(c.n_ctx_train, 4096));
