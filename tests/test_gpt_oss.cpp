@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -16,7 +15,6 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "layers/ffn_activation.h"
-#include "layers/model_forward.h"
 #include "layers/moe_routing.h"
 #include "layers/rope_table.h"
 #include "model/arch/architectures.h"
@@ -129,23 +127,10 @@ TEST(GptOssForward, ASequenceGetsItsBytesWhateverElseIsInTheBatch) {
   o.progress = false;
   const LoadedModel m = load_model(test::make_model_file("gpt_oss_batch", o));
   ThreadPool pool(2);
-  NoSync sync;
   std::vector<int32_t> a(19), b(13);
   for (size_t i = 0; i < a.size(); ++i) a[i] = int32_t((i * 2654435761u + 7u) % 512u);
   for (size_t i = 0; i < b.size(); ++i) b[i] = int32_t((i * 40503u + 11u) % 512u);
-  auto alone = [&](const std::vector<int32_t>& t) {
-    ModelForward f(m.config, m.weights, m.shard, 64, pool, sync);
-    return f.forward(Batch::run(t.data(), int(t.size()), 0, LogitsFor::All));
-  };
-  const std::vector<float> want_a = alone(a), want_b = alone(b);
-  ModelForward f(m.config, m.weights, m.shard, 64, pool, sync, GgmlType::F32, 2);
-  Batch both;
-  both.add_run(a.data(), int(a.size()), 0, 0, LogitsFor::All);
-  both.add_run(b.data(), int(b.size()), 1, 0, LogitsFor::All);
-  const std::vector<float>& got = f.forward(both);
-  ASSERT_EQ(got.size(), want_a.size() + want_b.size());
-  EXPECT_EQ(std::memcmp(got.data(), want_a.data(), want_a.size() * sizeof(float)), 0);
-  EXPECT_EQ(std::memcmp(got.data() + want_a.size(), want_b.data(), want_b.size() * sizeof(float)), 0);
+  EXPECT_TRUE(test::batched_like_alone(m, a, b, 64, pool));
 }
 
 // The file again without some tensors or keys, for the refusals below.

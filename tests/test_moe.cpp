@@ -215,21 +215,7 @@ TEST(MoeForward, SameBytesForAnyThreadsAndBatch) {
 TEST(MoeForward, ASequenceGetsItsBytesWhateverElseIsInTheBatch) {
   const LoadedModel m = load_model(tiny_moe());
   ThreadPool pool(2);
-  NoSync sync;
-  const std::vector<int32_t> a = some_tokens(7, 2), b = some_tokens(5, 3);
-  auto alone = [&](const std::vector<int32_t>& t) {
-    ModelForward f(m.config, m.weights, m.shard, 16, pool, sync);
-    return f.forward(Batch::run(t.data(), int(t.size()), 0, LogitsFor::All));
-  };
-  const std::vector<float> want_a = alone(a), want_b = alone(b);
-  ModelForward f(m.config, m.weights, m.shard, 16, pool, sync, GgmlType::F32, 2);
-  Batch both;
-  both.add_run(a.data(), int(a.size()), 0, 0, LogitsFor::All);
-  both.add_run(b.data(), int(b.size()), 1, 0, LogitsFor::All);
-  const std::vector<float>& got = f.forward(both);
-  ASSERT_EQ(got.size(), want_a.size() + want_b.size());
-  EXPECT_EQ(std::memcmp(got.data(), want_a.data(), want_a.size() * sizeof(float)), 0);
-  EXPECT_EQ(std::memcmp(got.data() + want_a.size(), want_b.data(), want_b.size() * sizeof(float)), 0);
+  EXPECT_TRUE(test::batched_like_alone(m, some_tokens(7, 2), some_tokens(5, 3), 16, pool));
 }
 
 // At 4 ranks each rank holds about a quarter of every layer's expert bytes (3 Q4_0 blocks per

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -118,6 +119,27 @@ std::vector<float> chunked_logits(const LoadedModel& m, const std::vector<int32_
     out.insert(out.end(), lg.begin(), lg.end());
   }
   return out;
+}
+
+::testing::AssertionResult batched_like_alone(const LoadedModel& m, const std::vector<int32_t>& a,
+                                              const std::vector<int32_t>& b, int n_ctx, ThreadPool& pool) {
+  NoSync sync;
+  auto alone = [&](const std::vector<int32_t>& t) {
+    ModelForward f(m.config, m.weights, m.shard, n_ctx, pool, sync);
+    return f.forward(Batch::run(t.data(), int(t.size()), 0, LogitsFor::All));
+  };
+  const std::vector<float> want_a = alone(a), want_b = alone(b);
+  ModelForward f(m.config, m.weights, m.shard, n_ctx, pool, sync, GgmlType::F32, 2);
+  Batch both;
+  both.add_run(a.data(), int(a.size()), 0, 0, LogitsFor::All);
+  both.add_run(b.data(), int(b.size()), 1, 0, LogitsFor::All);
+  const std::vector<float>& got = f.forward(both);
+  if (got.size() != want_a.size() + want_b.size()) return ::testing::AssertionFailure() << "logit counts differ";
+  if (std::memcmp(got.data(), want_a.data(), want_a.size() * sizeof(float)) != 0)
+    return ::testing::AssertionFailure() << "the first sequence's logits differ from its own alone";
+  if (std::memcmp(got.data() + want_a.size(), want_b.data(), want_b.size() * sizeof(float)) != 0)
+    return ::testing::AssertionFailure() << "the second sequence's logits differ from its own alone";
+  return ::testing::AssertionSuccess();
 }
 
 std::vector<int32_t> FakeTokenSource::forward(const Batch& batch, const std::vector<const Sampler*>& samplers) {

@@ -74,6 +74,11 @@ const LoadedModel& tiny_model(uint32_t seed = 7);
 std::vector<float> chunked_logits(const LoadedModel& model, const std::vector<int32_t>& tokens,
                                   int chunk, ThreadPool& pool);
 
+// Continuous batching's promise: sequences a and b fed together in one batch (two slots of n_ctx,
+// every token's logits) each give the bytes they give fed alone.
+::testing::AssertionResult batched_like_alone(const LoadedModel& model, const std::vector<int32_t>& a,
+                                              const std::vector<int32_t>& b, int n_ctx, ThreadPool& pool);
+
 // A token source without a model, for tests of what drives one: it keeps what each slot holds as
 // ModelForward does (a forward at pos forgets what lay at pos and after; a gap or a position past
 // the context is refused) and answers each entry that wants logits with pick().
