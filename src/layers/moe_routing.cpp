@@ -22,7 +22,9 @@ void choose_experts(float* logits, int n_experts, int k, ExpertChoice* chosen, c
     chosen[i] = {uint32_t(best), logits[best]};
   }
   if (gating == ExpertGating::TopKSoftmax) {
-    std::vector<float> w(static_cast<size_t>(k));
+    // Once per token and layer: a buffer of the thread's own, not an allocation each time.
+    thread_local std::vector<float> w;
+    w.resize(static_cast<size_t>(k));
     for (int i = 0; i < k; ++i) w[size_t(i)] = chosen[i].weight;
     kern.softmax(w.data(), k);
     for (int i = 0; i < k; ++i) chosen[i].weight = w[size_t(i)];
