@@ -44,7 +44,7 @@ const std::map<std::string, Expected> kExpectedFormats = {
     {"templates/meta-llama-Llama-3.3-70B-Instruct.jinja", {"llama3", true}},
     {"templates/microsoft-Phi-3.5-mini-instruct.jinja", {"generic", false}},
     {"templates/mistralai-Mistral-Nemo-Instruct-2407.jinja", {"mistral-nemo", true}},
-    {"templates/openai-gpt-oss-120b.jinja", {"generic", false}},  // harmony: not spoken
+    {"templates/openai-gpt-oss-120b.jinja", {"harmony", true}},
     {"qwen/templates/Qwen-Qwen2.5-7B-Instruct.jinja", {"hermes", true}},
     {"qwen/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", {"generic", false}},
     {"qwen/templates/llama-cpp-deepseek-r1.jinja", {"deepseek-r1", true}},
@@ -102,6 +102,10 @@ TEST(ToolCallFormat, LayoutAndShapeForAGrammar) {
   EXPECT_EQ(r1.open, "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n");
   EXPECT_EQ(r1.close, "\n```<｜tool▁call▁end｜>");
   EXPECT_EQ(tool_call_shape(tool_call_format_named("mistral-small-3.2"), kWeather).open, "[TOOL_CALLS]get_weather[ARGS]");
+  const ToolCallShape harmony = tool_call_shape(tool_call_format_named("harmony"), kWeather);
+  EXPECT_EQ(harmony.open + "{}" + harmony.close, "<|channel|>commentary to=functions.get_weather<|message|>{}<|call|>");
+  EXPECT_EQ(harmony.schema, kParameters);
+  EXPECT_FALSE(tool_call_layout(tool_call_format_named("harmony"), true).parallel);  // <|call|> ends the turn
   EXPECT_TRUE(tool_call_shape(tool_call_format_named("qwen3-coder"), kWeather).schema.is_null());
   EXPECT_NE(test::error_of([] { tool_call_shape(tool_call_format_named("hermes"), {{"type", "function"}}); })
                 .find("no function name"),
@@ -225,6 +229,13 @@ const std::vector<Case> kCases = {
     {"mistral-small-3.2", "[TOOL_CALLS]get weather[ARGS]{}", "[TOOL_CALLS]get weather[ARGS]{}", {}},
     {"mistral-small-3.2", "[TOOL_CALLS]a[ARGS] oops [TOOL_CALLS]b[ARGS]{\"x\": 1} tail", "[TOOL_CALLS]a[ARGS] oops  tail",
      {{"b", R"({"x":1})"}}},
+    // Harmony, as HarmonySplit passes a message to a function on
+    {"harmony", "Checking.<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"Paris\"}<|call|>",
+     "Checking.", {{"get_weather", R"({"city":"Paris"})"}}},
+    {"harmony", "<|channel|>commentary to=functions.f<|message|>{\"a\": <|call|>",
+     "<|channel|>commentary to=functions.f<|message|>{\"a\": <|call|>", {}},
+    {"harmony", "<|channel|>commentary to=functions.f<|message|>[1]<|call|>",
+     "<|channel|>commentary to=functions.f<|message|>[1]<|call|>", {}},
     // Generic
     {"generic", "{\"tool_call\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}}", "",
      {{"get_weather", R"({"city":"Paris"})"}}},
@@ -311,7 +322,7 @@ TEST(ToolCallParser, RandomMixesOfMarkersStreamAsTheyParseWhole) {
       "\"parameters\"", "\"tool_call\"", "\"tool_calls\"", "\"response\"", "1", "x.call(", ")", "é"};
   std::mt19937 random(1);
   for (std::string_view name : {"generic", "hermes", "qwen3-coder", "llama3", "deepseek-v3.1", "deepseek-r1",
-                                "mistral-nemo", "granite", "mistral-small-3.2"}) {
+                                "mistral-nemo", "granite", "mistral-small-3.2", "harmony"}) {
     SCOPED_TRACE(name);
     const ToolCallFormat format = tool_call_format_named(name);
     for (int n = 0; n < 300; ++n) {
@@ -364,7 +375,7 @@ TEST(ToolCallParser, ParsesQwenXmlValuesByTheirDeclaredType) {
 TEST(ToolCallParser, ReadsBackWhatEachFormatWrites) {
   const std::vector<ToolCall> calls = {{"", "get_weather", R"({"city":"Paris","days":3})"}, {"", "now", "{}"}};
   for (std::string_view name : {"generic", "hermes", "qwen3-coder", "llama3", "deepseek-v3.1", "deepseek-r1",
-                                "mistral-nemo", "granite", "mistral-small-3.2"}) {
+                                "mistral-nemo", "granite", "mistral-small-3.2", "harmony"}) {
     SCOPED_TRACE(name);
     const ToolCallFormat format = tool_call_format_named(name);
     const bool parallel = tool_call_layout(format, true).parallel;

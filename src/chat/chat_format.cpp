@@ -58,7 +58,9 @@ ChatFormat chat_format_for(const ChatOptions& options, const Tokenizer& tokenize
   } else if (!options.template_name.empty()) {
     source.clear();  // the named template was asked for
   }
-  f.tool_calls = detect_tool_call_format(source);
+  // A named template's own call syntax where it renders tools (harmony), else the generic one.
+  const ToolCallFormat named_calls = template_tool_calls(f.family).value_or(tool_call_format_named("generic"));
+  f.tool_calls = source.empty() ? named_calls : detect_tool_call_format(source);
   if (source.empty()) {
     f.origin = chat_template_name(f.family);
     return f;
@@ -71,14 +73,14 @@ ChatFormat chat_format_for(const ChatOptions& options, const Tokenizer& tokenize
     std::fprintf(stderr, "warning: the model's chat template cannot be read (%s): using the %s template\n", e.what(),
                  chat_template_name(f.family).c_str());
     f.origin = chat_template_name(f.family);
+    f.tool_calls = named_calls;
   }
   return f;
 }
 
 std::string render_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, const PromptInput& in, bool mark) {
   const bool tools = !in.tools.is_null() && !in.tools.empty();
-  std::vector<ChatMessage> messages = tools && (!f.jinja || !f.tool_calls.renders_tools) ? with_tools_in_system(f, in)
-                                                                                        : in.messages;
+  std::vector<ChatMessage> messages = tools && !f.tool_calls.renders_tools ? with_tools_in_system(f, in) : in.messages;
   if (mark)
     for (ChatMessage& m : messages) {
       m.content = tokenizer.mark_plain(m.content);
@@ -90,22 +92,28 @@ std::string render_chat_prompt(const ChatFormat& f, const Tokenizer& tokenizer, 
     for (ChatMessage& m : messages)
       if (m.role == "developer") m.role = "system";
   if (!f.jinja) {
-    // The named templates have no tool turns: earlier calls and results read as text.
-    for (ChatMessage& m : messages) {
-      if (!m.tool_calls.empty()) {
-        m.content += render_tool_calls(f.tool_calls, m.tool_calls, true);
-        m.tool_calls.clear();
+    // Most named templates have no tool turns: earlier calls and results read as text.
+    if (!f.tool_calls.renders_tools)
+      for (ChatMessage& m : messages) {
+        if (!m.tool_calls.empty()) {
+          m.content += render_tool_calls(f.tool_calls, m.tool_calls, true);
+          m.tool_calls.clear();
+        }
+        if (m.role == "tool") m.role = "user";
       }
-      if (m.role == "tool") m.role = "user";
-    }
     const auto effort = in.kwargs.find("reasoning_effort");
     return render_chat(f.family, messages, in.thinking.value_or(true),
-                       effort != in.kwargs.end() && effort->is_string() ? effort->get<std::string>() : "");
+                       effort != in.kwargs.end() && effort->is_string() ? effort->get<std::string>() : "",
+                       f.tool_calls.renders_tools ? in.tools : nullptr);
   }
   ordered_json vars = ordered_json::object();
   for (const auto& [key, value] : in.kwargs.items()) vars[key] = value;
   ordered_json list = ordered_json::array();
-  for (const ChatMessage& m : messages) list.push_back(message_json(m));
+  for (const ChatMessage& m : messages) {
+    list.push_back(message_json(m));
+    // gpt-oss's template reads a turn's reasoning as `thinking` (llama.cpp passes it so too).
+    if (f.family == ChatTemplate::Harmony && !m.reasoning_content.empty()) list.back()["thinking"] = m.reasoning_content;
+  }
   vars["messages"] = list;
   if (tools && f.tool_calls.renders_tools) vars["tools"] = in.tools;
   vars["add_generation_prompt"] = in.add_generation_prompt;

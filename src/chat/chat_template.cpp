@@ -4,6 +4,7 @@
 #include <array>
 
 #include "chat/chatml_template.h"
+#include "chat/harmony_template.h"
 #include "chat/think_block.h"
 #include "common/error.h"
 
@@ -29,51 +30,41 @@ std::string render_llama3(const std::vector<ChatMessage>& messages, bool) {
   return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
 
-// gpt-oss's harmony format (shared/data/gptoss/ARCH_FACTS.md section 7), as its template writes it
-// without tools: the system message with the reasoning level (without the template's current
-// date, which the model's own template adds), the system and developer messages as the developer's
-// instructions, earlier answers on the final channel, then the assistant's start: the model writes
-// the channel.
-std::string render_harmony(const std::vector<ChatMessage>& messages, bool, std::string_view effort) {
-  std::string out = "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
-                    "Knowledge cutoff: 2024-06\n\nReasoning: " +
-                    std::string(effort.empty() ? "medium" : effort) +
-                    "\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message."
-                    "<|end|>";
-  std::string instructions;
-  for (const ChatMessage& m : messages)
-    if (m.role == "system") instructions = m.content;
-  if (!instructions.empty()) out += "<|start|>developer<|message|># Instructions\n\n" + instructions + "\n\n<|end|>";
-  for (const ChatMessage& m : messages) {
-    if (m.role == "user") out += "<|start|>user<|message|>" + m.content + "<|end|>";
-    if (m.role == "assistant") out += "<|start|>assistant<|channel|>final<|message|>" + m.content + "<|end|>";
-  }
-  return out + "<|start|>assistant";
-}
-
 struct TemplateRow {
   ChatTemplate kind;
   const char* name;
   std::array<std::string_view, 2> markers;  // all in the template text or the vocabulary ("": none)
   const char* turn_end;
   ReasoningStart answer_start;
-  std::string (*render)(const std::vector<ChatMessage>&, bool thinking, std::string_view effort);
+  // Whether it renders tools, calls and results itself, in this call syntax (tool_call_format.h);
+  // the others get the generic syntax, the tools listed in the system message.
+  const char* tool_calls;
+  std::string (*render)(const std::vector<ChatMessage>&, bool thinking, std::string_view effort,
+                        const nlohmann::ordered_json& tools);
 };
+constexpr const char* kNoToolTurns = nullptr;
 
 // In the order detection tries them: the more particular markers first.
 constexpr TemplateRow kTemplates[] = {
-    {ChatTemplate::Harmony, "harmony", {"<|channel|>", "<|message|>"}, "<|return|>", ReasoningStart::Harmony,
-     render_harmony},
+    {ChatTemplate::Harmony, "harmony", {"<|channel|>", "<|message|>"}, "<|return|>", ReasoningStart::Harmony, "harmony",
+     [](const std::vector<ChatMessage>& m, bool, std::string_view effort, const nlohmann::ordered_json& tools) {
+       return render_harmony(m, effort, tools);
+     }},
     {ChatTemplate::DeepSeekR1, "deepseek-r1", {"<｜Assistant｜>"}, "<｜end▁of▁sentence｜>", ReasoningStart::Inside,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_deepseek_r1(m, thinking); }},
+     kNoToolTurns,
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_deepseek_r1(m, thinking); }},
     {ChatTemplate::Llama3, "llama3", {"<|start_header_id|>"}, "<|eot_id|>", ReasoningStart::None,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_llama3(m, thinking); }},
+     kNoToolTurns,
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_llama3(m, thinking); }},
     {ChatTemplate::Qwen3, "qwen3", {"<|im_start|>", "<think>"}, "<|im_end|>", ReasoningStart::Opens,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_chatml(kQwen3, m, thinking); }},
+     kNoToolTurns,
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_chatml(kQwen3, m, thinking); }},
     {ChatTemplate::Qwen25, "qwen2.5", {"<|im_start|>", kQwen25.default_system}, "<|im_end|>", ReasoningStart::None,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_chatml(kQwen25, m, thinking); }},
+     kNoToolTurns,
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_chatml(kQwen25, m, thinking); }},
     {ChatTemplate::ChatML, "chatml", {"<|im_start|>"}, "<|im_end|>", ReasoningStart::None,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view) { return render_chatml(kChatML, m, thinking); }},
+     kNoToolTurns,
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_chatml(kChatML, m, thinking); }},
 };
 
 const TemplateRow& row(ChatTemplate t) {
@@ -119,23 +110,33 @@ bool known_chat_role(std::string_view role) {
 
 bool known_reasoning_effort(std::string_view effort) { return effort == "low" || effort == "medium" || effort == "high"; }
 
+std::optional<ToolCallFormat> template_tool_calls(ChatTemplate t) {
+  if (row(t).tool_calls == kNoToolTurns) return std::nullopt;
+  ToolCallFormat format = tool_call_format_named(row(t).tool_calls);
+  format.renders_tools = true;
+  return format;
+}
+
 std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking,
-                        std::string_view reasoning_effort) {
+                        std::string_view reasoning_effort, const nlohmann::ordered_json& tools) {
   if (!reasoning_effort.empty() && !known_reasoning_effort(reasoning_effort))
     throw Error("reasoning effort '" + std::string(reasoning_effort) + "': give one of " + std::string(kReasoningEfforts));
   // The named templates know three roles: a developer message is the system's (OpenAI's newer
-  // name for it); tool calls and results need the model's own template.
+  // name for it); tool calls and results need the model's own template, or one that renders them.
   std::vector<ChatMessage> plain = messages;
   for (ChatMessage& m : plain) {
     if (m.role == "developer") m.role = "system";
+    if (row(t).tool_calls != kNoToolTurns && m.role == "tool") continue;
     if (m.role != "system" && m.role != "user" && m.role != "assistant")
       throw Error("the " + chat_template_name(t) + " template has no '" + m.role +
                   "' role (give system, user or assistant, or use the model's own template)");
-    if (!m.tool_calls.empty())
+    if (!m.tool_calls.empty() && row(t).tool_calls == kNoToolTurns)
       throw Error("the " + chat_template_name(t) + " template cannot show an assistant's tool calls "
                   "(use the model's own template)");
   }
-  return row(t).render(plain, thinking, reasoning_effort);
+  if (!tools.is_null() && !tools.empty() && row(t).tool_calls == kNoToolTurns)
+    throw Error("the " + chat_template_name(t) + " template does not list tools (give them in the system message)");
+  return row(t).render(plain, thinking, reasoning_effort, tools);
 }
 
 std::vector<int32_t> encode_chat(const Tokenizer& tokenizer, ChatTemplate t, const std::vector<ChatMessage>& messages,

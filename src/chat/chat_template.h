@@ -11,8 +11,11 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "chat/chat_message.h"
 #include "chat/reasoning_split.h"
+#include "chat/tool_call_format.h"
 #include "tokenizer/tokenizer.h"
 
 namespace r1pi {
@@ -39,9 +42,13 @@ bool known_chat_role(std::string_view role);
 // same text given to `r1pi -p` is the same prompt. thinking: the template's enable_thinking
 // (--reasoning, chat_template_kwargs); only Qwen3's reads it. reasoning_effort: low, medium or high
 // (--reasoning-effort, the request's reasoning_effort; "" the template's default): harmony's system
-// message. Throws r1pi::Error for an unknown role.
+// message. tools: the request's `tools`, for a template that renders them (template_tool_calls).
+// Throws r1pi::Error for an unknown role, or tool turns or tools the template cannot show.
 std::string render_chat(ChatTemplate t, const std::vector<ChatMessage>& messages, bool thinking = true,
-                        std::string_view reasoning_effort = "");
+                        std::string_view reasoning_effort = "", const nlohmann::ordered_json& tools = nullptr);
+// The call syntax of a template that renders tools, their calls and results itself (harmony's),
+// renders_tools set; nothing for the others, which show none of them.
+std::optional<ToolCallFormat> template_tool_calls(ChatTemplate t);
 // The levels of reasoning_effort harmony knows ("low, medium, high"), and whether one is.
 bool known_reasoning_effort(std::string_view effort);
 inline constexpr std::string_view kReasoningEfforts = "low, medium, high";

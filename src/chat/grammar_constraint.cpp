@@ -30,10 +30,10 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar, std
       phase_(start == ReasoningStart::Inside  ? Phase::Reasoning
              : start == ReasoningStart::Opens ? Phase::MayOpen
                                               : Phase::Answer) {
-  // Harmony's answer is messages on channels: a rule for the final channel alone is not there yet.
+  // Harmony's answer is messages whose headers are control tokens, which the trie leaves out.
   if (start == ReasoningStart::Harmony)
-    throw Error("constrained output (grammar, json_schema, response_format, tools) is not supported with the "
-                "harmony format (gpt-oss) yet");
+    throw Error("constrained output (grammar, json_schema, response_format, a required or named tool_choice) is "
+                "not supported with the harmony format (gpt-oss) yet");
 }
 
 bool GrammarConstraint::allowed(TokenMask& mask) const {

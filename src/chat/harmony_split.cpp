@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "chat/tool_call_markers.h"
 #include "common/held_text.h"
 
 namespace r1pi {
@@ -12,6 +13,7 @@ namespace {
 constexpr std::string_view kChannel = "<|channel|>";
 constexpr std::string_view kMessage = "<|message|>";
 constexpr std::string_view kStart = "<|start|>";
+constexpr std::string_view kTo = " to=", kFunctions = "functions.";
 // What ends a message's body: the end of a message, of a tool call, of the answer.
 constexpr std::array<std::string_view, 3> kBodyEnds = {"<|end|>", "<|call|>", "<|return|>"};
 
@@ -20,22 +22,38 @@ bool may_begin(std::string_view text, std::string_view marker) {
   return text.size() < marker.size() ? marker.starts_with(text) : text.starts_with(marker);
 }
 
+// The recipient a header names (" to=functions.f"), or "".
+std::string recipient_in(std::string_view header) {
+  const size_t to = header.find(kTo);
+  if (to == std::string_view::npos) return "";
+  const std::string_view rest = header.substr(to + kTo.size());
+  return std::string(rest.substr(0, rest.find_first_of(" <")));
+}
+
 }  // namespace
 
 bool HarmonySplit::step(TextParts& out) {
   switch (state_) {
     case State::Header: {
-      // "<|channel|>NAME ...<|message|>": wait for the header's end; anything that does not open
-      // with a channel is not harmony, and is content from here on.
-      if (!may_begin(held_, kChannel)) {
+      // "[ to=RECIPIENT]<|channel|>NAME[ to=RECIPIENT] ...<|message|>" (the recipient after the
+      // role, which the prompt or Between has read, or in the channel's header): wait for the
+      // header's end. Anything else is not harmony, and is content from here on.
+      if (!may_begin(held_, kChannel) && !may_begin(held_, kTo)) {
         state_ = State::Plain;
         return true;
       }
-      const size_t message = held_.find(kMessage);
-      if (message == std::string::npos) return false;
-      const std::string_view header = std::string_view(held_).substr(kChannel.size(), message - kChannel.size());
-      const std::string_view name = header.substr(0, header.find_first_of(" <"));
-      analysis_ = name == "analysis";
+      const size_t channel = held_.find(kChannel), message = held_.find(kMessage, channel);
+      if (channel == std::string::npos || message == std::string::npos) return false;
+      const std::string_view header = std::string_view(held_).substr(0, message);
+      const size_t name_at = channel + kChannel.size();
+      const std::string_view name = header.substr(name_at, header.find_first_of(" <", name_at) - name_at);
+      if (std::string recipient = recipient_in(header); !recipient.empty()) recipient_ = std::move(recipient);
+      call_ = recipient_.starts_with(kFunctions);
+      // A message to a function is its call, passed on in one spelling for the parser.
+      if (call_)
+        out.content += std::string(tool_markers::kHarmonyCall) + recipient_.substr(kFunctions.size()) +
+                       std::string(tool_markers::kHarmonyMessage);
+      analysis_ = name == "analysis" && !call_;
       entered_ = entered_ || analysis_;
       held_.erase(0, message + kMessage.size());
       state_ = State::Body;
@@ -48,7 +66,9 @@ bool HarmonySplit::step(TextParts& out) {
         if (const size_t at = held_.find(m); at < end) end = at, marker = m.size();
       if (end != std::string::npos) {
         to += held_.substr(0, end);
+        if (call_) to += tool_markers::kHarmonyCallEnd;
         held_.erase(0, end + marker);
+        recipient_.clear();
         state_ = State::Between;
         return true;
       }
@@ -67,6 +87,7 @@ bool HarmonySplit::step(TextParts& out) {
       }
       const size_t channel = held_.find(kChannel);
       if (channel == std::string::npos) return false;
+      recipient_ = recipient_in(std::string_view(held_).substr(0, channel));
       held_.erase(0, channel);
       state_ = State::Header;
       return true;
@@ -90,6 +111,8 @@ TextParts HarmonySplit::push(std::string_view text) {
 TextParts HarmonySplit::finish() {
   TextParts out;
   (state_ == State::Body && analysis_ ? out.reasoning : out.content).swap(held_);
+  // A call ends the generation at <|call|>, a stop token, which the text does not show.
+  if (state_ == State::Body && call_) out.content += tool_markers::kHarmonyCallEnd;
   return out;
 }
 

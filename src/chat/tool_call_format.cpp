@@ -24,6 +24,7 @@ constexpr ToolCallFormat kFormats[] = {
     {"mistral-nemo", ToolCallSyntax::JsonList, kMistralCalls, true},
     {"granite", ToolCallSyntax::JsonList, kGraniteCall, false},
     {"mistral-small-3.2", ToolCallSyntax::MistralArgs, "", true},
+    {"harmony", ToolCallSyntax::Harmony, "", false},
 };
 
 // Detection: the first row whose markers all appear in the template (and, where asked, whose
@@ -34,6 +35,7 @@ struct DetectionRow {
   bool needs_tools_in_template;
 };
 constexpr DetectionRow kDetection[] = {
+    {"harmony", {"<|channel|>", kHarmonyCallEnd}, false},
     {"qwen3-coder", {kToolCallOpen, kFunctionOpen}, false},
     {"hermes", {kToolCallOpen, ""}, false},
     // llama.cpp's fixed R1 template lists the tools and teaches R1's syntax. The R1 distills'
@@ -84,6 +86,7 @@ std::string call_open(const ToolCallFormat& format, const std::string& name) {
     case ToolCallSyntax::DeepSeekV3: return concat({kCallBegin, name, kCallSep});
     case ToolCallSyntax::DeepSeekR1: return concat({kCallBegin, "function", kCallSep, name, "\n", kJsonFence, "\n"});
     case ToolCallSyntax::MistralArgs: return concat({kMistralCalls, name, kMistralArgs});
+    case ToolCallSyntax::Harmony: return concat({kHarmonyCall, name, kHarmonyMessage});
     default: return "";
   }
 }
@@ -94,6 +97,7 @@ std::string call_close(const ToolCallFormat& format) {
     case ToolCallSyntax::QwenXml: return concat({kFunctionClose, "\n", kToolCallClose});
     case ToolCallSyntax::DeepSeekV3: return std::string(kCallEnd);
     case ToolCallSyntax::DeepSeekR1: return concat({"\n", kFence, kCallEnd});
+    case ToolCallSyntax::Harmony: return std::string(kHarmonyCallEnd);
     default: return "";
   }
 }
@@ -168,6 +172,7 @@ ToolCallLayout tool_call_layout(const ToolCallFormat& format, bool parallel) {
     case ToolCallSyntax::DeepSeekR1: return {std::string(kCallsBegin), "\n", std::string(kCallsEnd), parallel};
     case ToolCallSyntax::JsonList: return {concat({format.list_marker, "["}), ", ", "]", parallel};
     case ToolCallSyntax::MistralArgs: return {"", "", "", parallel};
+    case ToolCallSyntax::Harmony: return {"", "", "", false};  // <|call|> ends the turn
   }
   return {"", "", "", parallel};
 }

@@ -21,6 +21,7 @@ enum class ToolCallSyntax {
   DeepSeekR1,   // <｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{args}\n```<｜tool▁call▁end｜>
   JsonList,     // a marker, then a JSON list of {"name", "arguments"} (Mistral Nemo, Granite)
   MistralArgs,  // [TOOL_CALLS]f[ARGS]{args}, one per call (Mistral Small 3.2)
+  Harmony,      // <|channel|>commentary to=functions.f<|message|>{args}<|call|>, one per turn (gpt-oss)
 };
 
 struct ToolCallFormat {

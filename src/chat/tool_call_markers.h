@@ -27,4 +27,12 @@ inline constexpr std::string_view kMistralArgs = "[ARGS]";
 inline constexpr std::string_view kMistralCallId = "[CALL_ID]";
 inline constexpr std::string_view kGraniteCall = "<|tool_call|>";
 
+// Harmony (gpt-oss): a message to a function, as HarmonySplit passes it on (whatever the model
+// put in the header besides the recipient dropped): "<|channel|>commentary to=functions.f<|message|>
+// {args}<|call|>". The model writes it after "<|start|>assistant", the recipient in the channel's
+// header or in the role's (harmony_split.h).
+inline constexpr std::string_view kHarmonyCall = "<|channel|>commentary to=functions.";
+inline constexpr std::string_view kHarmonyMessage = "<|message|>";
+inline constexpr std::string_view kHarmonyCallEnd = "<|call|>";
+
 }  // namespace r1pi::tool_markers

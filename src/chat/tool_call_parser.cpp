@@ -30,6 +30,7 @@ TextMarkers text_markers(const ToolCallFormat& format) {
     case ToolCallSyntax::DeepSeekR1: return {{kCallBegin}, {kCallsBegin, kCallsEnd}};
     case ToolCallSyntax::JsonList: return {{format.list_marker}, {}};
     case ToolCallSyntax::MistralArgs: return {{kMistralCalls}, {}};
+    case ToolCallSyntax::Harmony: return {{kHarmonyCall}, {}};
     case ToolCallSyntax::Llama3: return {{kPythonTag}, {}};
     case ToolCallSyntax::Generic: return {};
   }
@@ -199,6 +200,7 @@ ToolCallStream::UnitEnd ToolCallStream::unit_end(bool final) const {
     case ToolCallSyntax::DeepSeekR1: return marked_unit_end(kCallEnd, final);
     case ToolCallSyntax::JsonList: return list_unit_end(final);
     case ToolCallSyntax::MistralArgs: return mistral_unit_end(final);
+    case ToolCallSyntax::Harmony: return harmony_unit_end(final);
     case ToolCallSyntax::Llama3: return llama_unit_end(final);
     case ToolCallSyntax::Generic: return generic_unit_end(final);
   }
@@ -248,6 +250,16 @@ ToolCallStream::UnitEnd ToolCallStream::mistral_unit_end(bool final) const {
   std::string_view name = std::string_view(held_).substr(marker, args - marker);
   name = name.substr(0, name.find(kMistralCallId));  // the id a model may copy from its history
   return {true, end, parse_named_call(name, std::string_view(held_).substr(start, end - start))};
+}
+
+// <|channel|>commentary to=functions.f<|message|>{...}<|call|>: a name runs to <|message|>.
+ToolCallStream::UnitEnd ToolCallStream::harmony_unit_end(bool final) const {
+  const size_t message = held_.find(kHarmonyMessage, kHarmonyCall.size());
+  const size_t end = held_.find(kHarmonyCallEnd, message == std::string::npos ? held_.size() : message);
+  if (message == std::string::npos || end == std::string::npos) return {final, held_.size(), std::nullopt};
+  const size_t args = message + kHarmonyMessage.size();
+  const std::string_view name = std::string_view(held_).substr(kHarmonyCall.size(), message - kHarmonyCall.size());
+  return {true, end + kHarmonyCallEnd.size(), parse_named_call(name, std::string_view(held_).substr(args, end - args))};
 }
 
 // {"name": ...} or <|python_tag|> then that or f.call(...).

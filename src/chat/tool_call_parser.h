@@ -78,6 +78,7 @@ class ToolCallStream {
   UnitEnd marked_unit_end(std::string_view close, bool final) const;
   UnitEnd list_unit_end(bool final) const;
   UnitEnd mistral_unit_end(bool final) const;
+  UnitEnd harmony_unit_end(bool final) const;
   UnitEnd llama_unit_end(bool final) const;
   UnitEnd generic_unit_end(bool final) const;
   void emit_content(std::string_view text);

@@ -154,11 +154,56 @@ TEST(HarmonySplit, AnalysisIsReasoningFinalIsContentCutAnywhere) {
   expect_split_anywhere("<|channel|>analysis<|message|>still thinking", ReasoningStart::Harmony,
                         {"still thinking", ""}, true);
   expect_split_anywhere("plain <|end|> text", ReasoningStart::Harmony, {"", "plain <|end|> text"}, false);
-  // A header with a recipient and a content type (a tool call's): the body is content (harmony's
-  // calls are not parsed yet), the header is not.
+}
+
+// A message to a function is a call, passed on in one spelling whether the recipient sits in the
+// channel's header or after the role, with or without a content type, <|call|> written or not
+// (it stops the generation); cut anywhere. Other recipients' messages are content.
+TEST(HarmonySplit, MessageToAFunctionIsPassedOnAsItsCall) {
+  const std::string call = "<|channel|>commentary to=functions.get_weather<|message|>{\"city\":\"Oslo\"}<|call|>";
   expect_split_anywhere("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}"
                         "<|call|>",
-                        ReasoningStart::Harmony, {"", "{\"city\":\"Oslo\"}"}, false);
+                        ReasoningStart::Harmony, {"", call}, false);
+  expect_split_anywhere(" to=functions.get_weather<|channel|>commentary json<|message|>{\"city\":\"Oslo\"}",
+                        ReasoningStart::Harmony, {"", call}, false);
+  expect_split_anywhere("<|channel|>analysis<|message|>Look it up.<|end|><|start|>assistant to=functions.get_weather"
+                        "<|channel|>commentary <|constrain|>json<|message|>{\"city\":\"Oslo\"}",
+                        ReasoningStart::Harmony, {"Look it up.", call}, true);
+  expect_split_anywhere("<|channel|>commentary to=browser.search<|message|>{}<|end|>", ReasoningStart::Harmony,
+                        {"", "{}"}, false);
+}
+
+// The split and the call parser together, as the server runs them: the call becomes tool_calls,
+// the preamble content, the analysis reasoning.
+TEST(HarmonySplit, CallsReachToolCallsThroughTheParser) {
+  const std::string answer =
+      "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary<|message|>Checking."
+      "<|end|><|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}";
+  const TextParts parts = split_all({answer}, ReasoningStart::Harmony);
+  EXPECT_EQ(parts.reasoning, "Need weather.");
+  const ParsedOutput out = parse_tool_calls(tool_call_format_named("harmony"), parts.content, [] { return "id1"; });
+  EXPECT_EQ(out.content, "Checking.");
+  ASSERT_EQ(out.tool_calls.size(), 1u);
+  EXPECT_EQ(out.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(out.tool_calls[0].arguments, "{\"city\":\"Oslo\"}");
+  // Arguments cut short by the token limit are no call: the text stays content, as written.
+  const TextParts cut_short = split_all({"<|channel|>commentary to=functions.f<|message|>{\"a\": "}, ReasoningStart::Harmony);
+  const ParsedOutput bad = parse_tool_calls(tool_call_format_named("harmony"), cut_short.content);
+  EXPECT_TRUE(bad.tool_calls.empty());
+  EXPECT_EQ(bad.content, cut_short.content);
+}
+
+// What harmony refuses (its renderings with tools: RendersAsTheJinjaTemplates).
+TEST(ChatTemplate, HarmonyToolTurnsAndRefusals) {
+  const nlohmann::ordered_json tools = {{{"type", "function"}, {"function", {{"name", "f"}}}}};
+  // A result with no call before it, as the template refuses it.
+  EXPECT_THROW(render_chat(ChatTemplate::Harmony, {{"user", "x"}, {"tool", "42"}}), std::exception);
+  // Tools for a template that cannot show them are refused, never dropped.
+  EXPECT_THROW(render_chat(ChatTemplate::Llama3, {{"user", "x"}}, true, "", tools), std::exception);
+  EXPECT_THROW(render_chat(ChatTemplate::Harmony, {{"user", "x"}}, true, "", {{{"type", "function"}}}), std::exception);
+  ASSERT_TRUE(template_tool_calls(ChatTemplate::Harmony));
+  EXPECT_EQ(template_tool_calls(ChatTemplate::Harmony)->name, "harmony");
+  EXPECT_FALSE(template_tool_calls(ChatTemplate::Qwen3));
 }
 
 TEST(ChatTemplate, HarmonyAsItsTemplateWritesIt) {
@@ -189,16 +234,23 @@ TEST(ChatTemplate, HarmonyRefusesAConstraintClearly) {
 TEST(ChatTemplate, RendersAsTheJinjaTemplates) {
   std::ifstream in(R1PI_CHAT_TEMPLATE_CASES);
   ASSERT_TRUE(in) << R1PI_CHAT_TEMPLATE_CASES;
-  const nlohmann::json cases = nlohmann::json::parse(in)["cases"];
-  ASSERT_GE(cases.size(), 25u);
-  for (const nlohmann::json& c : cases) {
+  const nlohmann::ordered_json cases = nlohmann::ordered_json::parse(in)["cases"];  // tools in their key order
+  ASSERT_GE(cases.size(), 31u);
+  for (const nlohmann::ordered_json& c : cases) {
     const std::optional<ChatTemplate> t = chat_template_named(c["template"].get<std::string>());
     ASSERT_TRUE(t) << c["template"];
     std::vector<ChatMessage> messages;
-    for (const nlohmann::json& m : c["messages"]) messages.push_back({m["role"], m["content"]});
-    EXPECT_EQ(c["bos_token"].get<std::string>() + render_chat(*t, messages, c["thinking"].get<bool>()),
-              c["expected"].get<std::string>())
-        << c["name"];
+    for (const nlohmann::ordered_json& m : c["messages"]) {
+      ChatMessage message{m["role"], m["content"]};
+      message.reasoning_content = m.value("reasoning_content", "");
+      message.tool_call_id = m.value("tool_call_id", "");
+      for (const nlohmann::ordered_json& call : m.value("tool_calls", nlohmann::ordered_json::array()))
+        message.tool_calls.push_back({call["id"], call["name"], call["arguments"]});
+      messages.push_back(message);
+    }
+    const std::string rendered = render_chat(*t, messages, c["thinking"].get<bool>(), c.value("reasoning_effort", ""),
+                                             c.value("tools", nlohmann::ordered_json()));
+    EXPECT_EQ(c["bos_token"].get<std::string>() + rendered, c["expected"].get<std::string>()) << c["name"];
   }
 }
 

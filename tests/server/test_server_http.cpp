@@ -244,6 +244,52 @@ TEST(ServerHttp, Qwen3ThinkingOffByChatTemplateKwargsReasoningOffOrNoThink) {
   EXPECT_EQ(json::parse(bad->body)["error"]["message"], "'chat_template_kwargs.enable_thinking' must be true or false");
 }
 
+// gpt-oss's harmony through the whole server, whole and streamed: the analysis is the reasoning,
+// the preamble content, the message to a function a tool call (the markers are spelled in text
+// here: the scripted vocabulary has no harmony tokens, and the split reads text).
+TEST(ServerHttp, HarmonyCallBecomesToolCalls) {
+  ServeOptions options;
+  options.chat.template_name = "harmony";
+  const std::string answer =
+      "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary<|message|>"
+      "Checking.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+      "{\"city\": \"Oslo\"}";
+  ScriptedServer server(deepseek().encode(answer, false, false), options);
+  httplib::Client cli = server.client();
+  const std::string request =
+      R"({"messages": [{"role": "user", "content": "Weather in Oslo?"}], "temperature": 0, "tools": [{"type": )"
+      R"("function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": )"
+      R"({"type": "string"}}}}}])";
+  auto whole = cli.Post("/v1/chat/completions", request + "}", "application/json");
+  ASSERT_TRUE(whole);
+  const json message = json::parse(whole->body)["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "Need the weather.");
+  EXPECT_EQ(message["content"], "Checking.");
+  ASSERT_EQ(message["tool_calls"].size(), 1u) << whole->body;
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(message["tool_calls"][0]["function"]["arguments"], R"({"city":"Oslo"})");
+  EXPECT_EQ(json::parse(whole->body)["choices"][0]["finish_reason"], "tool_calls");
+  auto streamed_answer = cli.Post("/v1/chat/completions", request + R"(, "stream": true})", "application/json");
+  ASSERT_TRUE(streamed_answer);
+  std::string name, arguments;
+  for (size_t from = 0, end; (end = streamed_answer->body.find("\n\n", from)) != std::string::npos; from = end + 2) {
+    const std::string event = streamed_answer->body.substr(from, end - from);
+    if (event == "data: [DONE]" || event.rfind("data: ", 0) != 0) continue;
+    const json j = json::parse(event.substr(6));
+    if (j["choices"].empty() || !j["choices"][0]["delta"].contains("tool_calls")) continue;
+    const json& f = j["choices"][0]["delta"]["tool_calls"][0]["function"];
+    name += f.value("name", "");
+    arguments += f.value("arguments", "");
+  }
+  EXPECT_EQ(name, "get_weather");
+  EXPECT_EQ(arguments, R"({"city":"Oslo"})");
+  // A forced call cannot be constrained on harmony's channels: a 400 that says so.
+  auto forced = cli.Post("/v1/chat/completions", request + R"(, "tool_choice": "required"})", "application/json");
+  ASSERT_TRUE(forced);
+  EXPECT_EQ(forced->status, 400);
+  EXPECT_NE(forced->body.find("harmony format"), std::string::npos) << forced->body;
+}
+
 TEST(ServerHttp, ReasoningFormatNoneAndCompletionsKeepTheWholeText) {
   ServeOptions none;
   none.split_reasoning = false;
