@@ -7,11 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <string>
 #include <vector>
 
 #include "common/thread_pool.h"
+#include "layers/model_forward.h"
+#include "layers/shard_sync.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "layers/ffn_activation.h"
@@ -118,19 +121,73 @@ TEST(GptOssFile, KeysReadBack) {
   EXPECT_EQ(c.expert_ffn_dim, 96u);
 }
 
-// Continuous batching (--parallel): two sequences in one batch, both past the window of 8, each
-// get the logits they get alone, whatever the batch groups by expert.
-TEST(GptOssForward, ASequenceGetsItsBytesWhateverElseIsInTheBatch) {
+// The tiny preset cut to 2 layers: a window layer (8 positions) and a full one.
+LoadedModel two_layer_model(const std::string& name) {
   MakeOptions o;
   o.arch = "gpt-oss";
   o.n_layers = 2;
   o.progress = false;
-  const LoadedModel m = load_model(test::make_model_file("gpt_oss_batch", o));
+  return load_model(test::make_model_file(name, o));
+}
+
+// Continuous batching (--parallel): two sequences in one batch, both past the window of 8, each
+// get the logits they get alone, whatever the batch groups by expert.
+TEST(GptOssForward, ASequenceGetsItsBytesWhateverElseIsInTheBatch) {
+  const LoadedModel m = two_layer_model("gpt_oss_batch");
   ThreadPool pool(2);
   std::vector<int32_t> a(19), b(13);
   for (size_t i = 0; i < a.size(); ++i) a[i] = int32_t((i * 2654435761u + 7u) % 512u);
   for (size_t i = 0; i < b.size(); ++i) b[i] = int32_t((i * 40503u + 11u) % 512u);
   EXPECT_TRUE(test::batched_like_alone(m, a, b, 64, pool));
+}
+
+// The window layers' rings (KvCache, max_run 3: the window of 8 plus 2 positions): every way of
+// feeding a sequence gives, row for row, the logits of a cache that keeps every position: prompt
+// runs shorter and longer than max_run (in passes), decode steps past the ring's end many times,
+// a rollback of up to max_run positions (a rejected draft), one further back (fed again from the
+// start), a copied slot and two sequences in one batch.
+TEST(GptOssForward, WindowRingsGiveTheBytesOfAWholeCache) {
+  const LoadedModel m = two_layer_model("gpt_oss_ring");
+  ASSERT_EQ(m.config.window_of(0), 8u);
+  ThreadPool pool(2);
+  NoSync sync;
+  std::vector<int32_t> t(60);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = int32_t((i * 2654435761u + 5u) % 512u);
+  // The reference: every position kept, the tokens one at a time.
+  ModelForward whole(m.config, m.weights, m.shard, 64, pool, sync);
+  std::vector<std::vector<float>> want;
+  for (int p = 0; p < int(t.size()); ++p) want.push_back(whole.forward(Batch::run(&t[size_t(p)], 1, p, LogitsFor::All)));
+  ModelForward ring(m.config, m.weights, m.shard, 64, pool, sync, GgmlType::F32, 2, kernels(), 3);
+  EXPECT_EQ(ring.cache().positions(0), 10);  // window 8 + max_run 3 - 1
+  EXPECT_EQ(ring.cache().positions(1), 64);
+  EXPECT_EQ(ring.kv_cache_bytes(), whole.kv_cache_bytes() * 2 * (10 + 64) / (64 + 64));  // two slots
+  // Feeds t[from, to) at their positions into slot seq; true when each row is the reference's.
+  auto feed = [&](int from, int to, int seq) {
+    const std::vector<float>& got = ring.forward(Batch::run(&t[size_t(from)], to - from, from, LogitsFor::All, seq));
+    const size_t v = want[0].size();
+    for (int p = from; p < to; ++p)
+      if (std::memcmp(&got[size_t(p - from) * v], want[size_t(p)].data(), v * sizeof(float)) != 0) return false;
+    return true;
+  };
+  EXPECT_TRUE(feed(0, 7, 0));    // three passes
+  EXPECT_TRUE(feed(7, 9, 0));
+  for (int p = 9; p < 30; ++p) ASSERT_TRUE(feed(p, p + 1, 0)) << p;  // around the ring twice
+  EXPECT_TRUE(ring.cache().resumable(0, 27));
+  EXPECT_TRUE(feed(27, 30, 0));  // three positions back: the ring still holds the window before
+  EXPECT_FALSE(ring.cache().resumable(0, 20));
+  EXPECT_TRUE(feed(20, 24, 0));  // ten back: slot 0 fed again from its start
+  EXPECT_TRUE(feed(24, 40, 0));
+  ring.cache().copy(0, 1);
+  EXPECT_TRUE(feed(40, 41, 1));  // the copy continues as the original
+  // Both slots in one batch, each a run longer than max_run.
+  Batch both;
+  both.add_run(&t[40], 5, 0, 40, LogitsFor::All);
+  both.add_run(&t[41], 5, 1, 41, LogitsFor::Last);
+  const std::vector<float>& got = ring.forward(both);
+  const size_t v = want[0].size();
+  ASSERT_EQ(got.size(), 6 * v);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(std::memcmp(&got[size_t(i) * v], want[size_t(40 + i)].data(), v * sizeof(float)), 0) << i;
+  EXPECT_EQ(std::memcmp(&got[5 * v], want[45].data(), v * sizeof(float)), 0);
 }
 
 // The file again without some tensors or keys, for the refusals below.

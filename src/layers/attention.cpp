@@ -7,7 +7,8 @@
 //   3. per (KV head, slice of head_dim): the weighted sum of the values in position order, the
 //      values read once for every query row of the head.
 // A batch of several sequences is one such call per run of a sequence's consecutive tokens (each
-// reads its own slot), handed to the pool together.
+// reads its own slot), handed to the pool together. With a sliding window a call reads only the
+// positions its tokens see, which a window layer's ring (kv_cache.h) holds.
 // Each result is the reference's: a score is the same dot product, the softmax the same call, an
 // output element the same chain of fmas over the positions.
 #include "layers/attention.h"
@@ -46,8 +47,10 @@ class Attend {
          const AttentionShape& shape, Scratch& s)
       : kern_(kern), cache_(cache), type_(kv_cache_type_row(cache.type())), keys_(for_type(kern, cache.type())),
         layer_(layer), seq_(seq), pos0_(pos0), B_(B), hd_(shape.head_dim), n_kv_(shape.n_kv_heads),
-        group_(shape.n_q_heads / shape.n_kv_heads), rows_(B * group_), n_pos_(pos0 + B), stride_(n_pos_ + 1),
-        window_(shape.window), sinks_(shape.sinks), q_dim_(int64_t(shape.n_q_heads) * hd_),
+        group_(shape.n_q_heads / shape.n_kv_heads), rows_(B * group_), n_pos_(pos0 + B),
+        lo_(shape.window ? std::max(0, pos0 - shape.window + 1) : 0), stride_(n_pos_ - lo_ + 1),
+        held_(cache.positions(layer)), window_(shape.window), sinks_(shape.sinks),
+        q_dim_(int64_t(shape.n_q_heads) * hd_),
         scale_(1.0f / std::sqrt(float(hd_))), s_(s) {
     s.q.resize(size_t(n_kv_) * rows_ * hd_);
     s.scores.resize(size_t(n_kv_) * rows_ * stride_);
@@ -76,30 +79,33 @@ class Attend {
   }
   int n_kv() const { return n_kv_; }
   int head_dim() const { return hd_; }
-  int chunks() const { return (n_pos_ + kScoreChunk - 1) / kScoreChunk; }
+  int chunks() const { return (n_pos_ - lo_ + kScoreChunk - 1) / kScoreChunk; }
   int slices(int threads) const {
     int n = 1;
     while (n_kv_ * n < 2 * threads && hd_ % (n * 2 * type_.min_slice) == 0) n *= 2;
     return n;
   }
 
-  // ---- 1. the scores of every row of KV head kvh against positions of chunk c (0 .. n_pos - 1
-  // in all; a row ignores those after its own) ----
+  // ---- 1. the scores of every row of KV head kvh against positions of chunk c (lo .. n_pos - 1
+  // in all, column t - lo for position t; a row ignores those after its own) ----
   void scores(int kvh, int c) const {
-    keys_.matmul({hd_, cache_.key(layer_, seq_, kvh, 0), cache_.row_bytes(), int64_t(c) * kScoreChunk,
-                  std::min<int64_t>(n_pos_, int64_t(c + 1) * kScoreChunk),
-                  x_ + size_t(kvh) * rows_ * x_row_bytes_, x_row_bytes_, rows_,
-                  &s_.scores[size_t(kvh) * rows_ * stride_], stride_});
+    const int from = lo_ + c * kScoreChunk, to = std::min(n_pos_, lo_ + (c + 1) * kScoreChunk);
+    for_each_stretch(from, to, [&](int a, int n) {
+      keys_.matmul({hd_, cache_.key(layer_, seq_, kvh, a), cache_.row_bytes(), 0, n,
+                    x_ + size_t(kvh) * rows_ * x_row_bytes_, x_row_bytes_, rows_,
+                    &s_.scores[size_t(kvh) * rows_ * stride_ + size_t(a - lo_)], stride_});
+    });
   }
 
   // ---- 2. scale and softmax of kvh's rows over each row's positions pos0 + b - window + 1 ..
-  // pos0 + b (from 0 without a window), its sink a last column, into p (row stride n_pos + 1,
-  // room for the sink; p may be the scores themselves). Positions outside the window get 0. ----
+  // pos0 + b (from 0 without a window), its sink a last column, into p (row stride stride_, room
+  // for the sink; p may be the scores themselves). Columns before a row's window get 0. ----
   void softmax(int kvh, float* p) const {
     for (int r = 0; r < rows_; ++r) {
       const float* sr = &s_.scores[(size_t(kvh) * rows_ + r) * stride_];
       float* pr = p + size_t(r) * stride_;
-      const int len = pos0_ + r / group_ + 1, start = window_ ? std::max(0, len - window_) : 0;
+      const int end = pos0_ + r / group_ + 1, first = window_ ? std::max(0, end - window_) : 0;
+      const int start = first - lo_, len = end - lo_;  // as columns
       for (int t = 0; t < start; ++t) pr[t] = 0.0f;
       for (int t = start; t < len; ++t) pr[t] = sr[t] * scale_;
       if (sinks_) pr[len] = sinks_[kvh * group_ + r % group_];
@@ -109,29 +115,44 @@ class Attend {
   float* scores_of(int kvh) const { return &s_.scores[size_t(kvh) * rows_ * stride_]; }
   size_t scores_per_head() const { return size_t(rows_) * stride_; }
 
-  // ---- 3. elements [i0, i0 + width) of kvh's outputs: sum_t p_t v_t in position order ----
+  // ---- 3. elements [i0, i0 + width) of kvh's outputs: sum_t p_t v_t in position order (the
+  // zero weights before a row's window leave its sums +0, as if they were not there) ----
   void values(int kvh, int i0, int width, const float* p, float* out) const {
     const auto weighted_sum = kern_.*type_.weighted_sum;
     float* o = &s_.out[size_t(kvh) * rows_ * hd_ + i0];
     for (int r = 0; r < rows_; ++r) std::memset(o + size_t(r) * hd_, 0, sizeof(float) * width);
-    const size_t rb = cache_.row_bytes();
-    const uint8_t* v = cache_.value(layer_, seq_, kvh, 0) + ggml_row_bytes(cache_.type(), uint64_t(i0));
-    // Positions 0 .. pos0 are every token's; position pos0 + j only those of tokens j and later.
-    weighted_sum({width, v, rb, pos0_ + 1, p, stride_, rows_, o, hd_});
+    const size_t rb = cache_.row_bytes(), skip = ggml_row_bytes(cache_.type(), uint64_t(i0));
+    // Positions lo .. pos0 are every token's; position pos0 + j only those of tokens j and later.
+    for_each_stretch(lo_, pos0_ + 1, [&](int a, int n) {
+      weighted_sum({width, cache_.value(layer_, seq_, kvh, a) + skip, rb, n, p + (a - lo_), stride_, rows_, o, hd_});
+    });
     for (int j = 1; j < B_; ++j)
-      weighted_sum({width, v + size_t(pos0_ + j) * rb, rb, 1, p + size_t(j) * group_ * stride_ + pos0_ + j,
-                    stride_, rows_ - j * group_, o + size_t(j) * group_ * hd_, hd_});
+      weighted_sum({width, cache_.value(layer_, seq_, kvh, pos0_ + j) + skip, rb, 1,
+                    p + size_t(j) * group_ * stride_ + pos0_ + j - lo_, stride_, rows_ - j * group_,
+                    o + size_t(j) * group_ * hd_, hd_});
     for (int r = 0; r < rows_; ++r)
       std::memcpy(out + (r / group_) * q_dim_ + int64_t(kvh * group_ + r % group_) * hd_ + i0,
                   o + size_t(r) * hd_, sizeof(float) * width);
   }
 
  private:
+  // Calls f(a, n) for the stretches of positions [from, to) that lie one after the other in the
+  // cache: all of them, or those before and after a ring's end.
+  template <class F>
+  void for_each_stretch(int from, int to, F f) const {
+    for (int a = from; a < to;) {
+      const int n = std::min(to - a, held_ - a % held_);
+      f(a, n);
+      a += n;
+    }
+  }
+
   const Kernels& kern_;
   const KvCache& cache_;
   const KvCacheType& type_;
   const TypeKernels& keys_;
-  const int layer_, seq_, pos0_, B_, hd_, n_kv_, group_, rows_, n_pos_, stride_, window_;
+  // Columns are positions lo_ .. n_pos_ - 1 (lo_ 0 but with a window), then a sink's.
+  const int layer_, seq_, pos0_, B_, hd_, n_kv_, group_, rows_, n_pos_, lo_, stride_, held_, window_;
   const float* sinks_;
   const int64_t q_dim_;
   const float scale_;

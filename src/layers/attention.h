@@ -22,7 +22,8 @@ struct AttentionShape {
 
 // q: one row of n_q_heads * head_dim per batch token (already rotated); each run's keys and values
 // (positions pos .. pos + count - 1 of its slot) are already in the cache. A token at position p
-// of slot s attends to positions 0 .. p of slot s (p - window + 1 .. p with a window). out: rows like q. Every (token, head) gets the
+// of slot s attends to positions 0 .. p of slot s (p - window + 1 .. p with a window, which is all
+// a window layer's ring must hold). out: rows like q. Every (token, head) gets the
 // same bytes for any batch, thread count, other runs and backend (kern: the process's backend
 // unless a test names one): those of the plain loops of attention_reference in
 // tests/test_attention.cpp.

@@ -32,16 +32,42 @@ size_t checked_row_bytes(GgmlType type, int head_dim) {
   return ggml_row_bytes(type, uint64_t(head_dim));
 }
 
+int run_limit(int n_ctx, int max_run) { return max_run > 0 ? std::min(max_run, n_ctx) : n_ctx; }
+
+// The positions each layer holds: a window layer's ring, n_ctx for the others.
+std::vector<int> layer_positions(int n_layers, int n_ctx, const std::vector<int>& windows, int max_run) {
+  std::vector<int> held(size_t(n_layers), n_ctx);
+  for (size_t l = 0; l < windows.size() && l < held.size(); ++l)
+    if (windows[l] > 0) held[l] = int(std::min<int64_t>(n_ctx, int64_t(windows[l]) + run_limit(n_ctx, max_run) - 1));
+  return held;
+}
+
 }  // namespace
 
-KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type, int n_seqs)
-    : n_layers_(n_layers), n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim), n_seqs_(n_seqs), type_(type),
-      row_bytes_(checked_row_bytes(type, head_dim)), tokens_(size_t(n_seqs)) {
+uint64_t KvCache::bytes_for(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type, int n_seqs,
+                            const std::vector<int>& windows, int max_run) {
+  uint64_t positions = 0;
+  for (int held : layer_positions(n_layers, n_ctx, windows, max_run)) positions += uint64_t(held);
+  return 2 * positions * n_seqs * n_heads * ggml_row_bytes(type, uint64_t(head_dim));
+}
+
+KvCache::KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type, int n_seqs,
+                 const std::vector<int>& windows, int max_run)
+    : n_layers_(n_layers), n_ctx_(n_ctx), n_heads_(n_heads), head_dim_(head_dim), n_seqs_(n_seqs),
+      max_run_(run_limit(n_ctx, max_run)), type_(type), row_bytes_(checked_row_bytes(type, head_dim)),
+      positions_(layer_positions(n_layers, n_ctx, windows, max_run)), tokens_(size_t(n_seqs)) {
+  // Without a ring a forward may store any run, and a slot continue anywhere.
+  if (std::ranges::none_of(positions_, [&](int held) { return held < n_ctx; })) max_run_ = n_ctx;
+  double positions = 0;
+  for (int l = 0; l < n_layers; ++l) {
+    layer_start_.push_back(size_t(positions) * size_t(n_seqs) * size_t(n_heads) * row_bytes_);
+    positions += positions_[size_t(l)];
+  }
   // In double: a context of 2^24 on a large model overflows nothing there, and the message can say
   // how much was asked for. The cache is checked against the memory available now (what is free
   // and what the kernel can reclaim), not the machine's total: a cache past it would fill up into
   // the OOM killer thousands of tokens into a run. A refused mapping is reported the same way.
-  const double bytes = 2.0 * double(row_bytes_) * n_layers * n_seqs * n_heads * n_ctx;
+  const double bytes = 2.0 * double(row_bytes_) * positions * n_seqs * n_heads;
   const double available = double(available_memory_bytes());
   auto too_big = [&](const std::string& why) {
     char gb[64];
@@ -132,12 +158,14 @@ void KvCache::truncate(int seq, int n) {
 
 void KvCache::copy(int src, int dst) {
   if (src == dst) return;
-  const size_t n = tokens_[size_t(src)].size();
-  for (int l = 0; l < n_layers_; ++l)
+  for (int l = 0; l < n_layers_; ++l) {
+    // A ring's positions stand where they stand in the source's ring: all of it, once it is full.
+    const size_t n = std::min(tokens_[size_t(src)].size(), size_t(positions_[size_t(l)]));
     for (int h = 0; h < n_heads_; ++h) {
       std::memcpy(keys_.data() + offset(l, dst, h, 0), keys_.data() + offset(l, src, h, 0), n * row_bytes_);
       std::memcpy(values_.data() + offset(l, dst, h, 0), values_.data() + offset(l, src, h, 0), n * row_bytes_);
     }
+  }
   tokens_[size_t(dst)] = tokens_[size_t(src)];
 }
 

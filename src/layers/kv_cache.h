@@ -3,6 +3,12 @@
 // bytes that attention reads per position, rounded as ggml rounds them). The cache also knows
 // which tokens each slot holds, so a prompt that begins with them need not be fed again.
 //
+// A sliding-window layer (gpt-oss's every other one) keeps only what its queries can still see: a
+// ring of window + max_run - 1 positions, position p at p mod that, where max_run is the most
+// tokens of one sequence a forward stores before it attends (ModelForward splits longer runs).
+// Forgetting the last positions of a slot (truncate) then works only back to max_run positions
+// from its end: resumable() says whether a slot can continue at a position.
+//
 // Each head's positions lie one after the other ([layer][slot][head][position][head_dim]):
 // attention reads a head's keys (then values) for positions 0 .. pos as one sequential run, which
 // the hardware prefetchers follow, instead of head_dim floats every kv_dim floats. The memory is a
@@ -24,15 +30,24 @@ namespace r1pi {
 class KvCache {
  public:
   // type: F32, F16 or Q8_0 (head_dim a multiple of 32); anything else is refused with Error.
-  // n_seqs slots of n_ctx positions each.
-  KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type = GgmlType::F32, int n_seqs = 1);
+  // n_seqs slots of n_ctx positions each; windows: each layer's sliding window (0 or none given:
+  // every position), max_run as above (0: n_ctx, no layer a ring).
+  KvCache(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type = GgmlType::F32, int n_seqs = 1,
+          const std::vector<int>& windows = {}, int max_run = 0);
   int n_ctx() const { return n_ctx_; }  // positions per slot
+  int max_run() const { return max_run_; }  // n_ctx when no layer is a ring
+  // Positions layer l holds per slot and head: n_ctx, or a window layer's ring.
+  int positions(int layer) const { return positions_[size_t(layer)]; }
+  // Whether slot seq can continue at position n (n <= what it holds): a ring still holds the
+  // window before n.
+  bool resumable(int seq, int n) const { return n == 0 || int(tokens_[size_t(seq)].size()) - n <= max_run_; }
   int n_seqs() const { return n_seqs_; }
   int head_dim() const { return head_dim_; }
   GgmlType type() const { return type_; }
   // Bytes of one position's key (or value) of one head; position pos + 1's follows it.
   size_t row_bytes() const { return row_bytes_; }
-  // Slot seq's key (value) row of head `head` at position pos.
+  // Slot seq's key (value) row of head `head` at position pos. Position pos + 1's follows it,
+  // except at the end of a ring (pos + 1 a multiple of positions(layer)), whose next is its start.
   const uint8_t* key(int layer, int seq, int head, int pos) const { return keys_.data() + offset(layer, seq, head, pos); }
   const uint8_t* value(int layer, int seq, int head, int pos) const { return values_.data() + offset(layer, seq, head, pos); }
   // Stores one position's keys and values, n_heads * head_dim floats each, heads one after
@@ -50,17 +65,19 @@ class KvCache {
 
   uint64_t bytes() const { return keys_.size() + values_.size(); }
   // The bytes of such a cache, without making one.
-  static uint64_t bytes_for(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type, int n_seqs = 1) {
-    return 2 * uint64_t(n_layers) * n_seqs * n_heads * n_ctx * ggml_row_bytes(type, uint64_t(head_dim));
-  }
+  static uint64_t bytes_for(int n_layers, int n_ctx, int n_heads, int head_dim, GgmlType type, int n_seqs = 1,
+                            const std::vector<int>& windows = {}, int max_run = 0);
 
  private:
   size_t offset(int layer, int seq, int head, int pos) const {
-    return (((size_t(layer) * n_seqs_ + seq) * n_heads_ + head) * n_ctx_ + pos) * row_bytes_;
+    const size_t held = size_t(positions_[size_t(layer)]);
+    return layer_start_[size_t(layer)] + ((size_t(seq) * n_heads_ + head) * held + size_t(pos) % held) * row_bytes_;
   }
-  int n_layers_, n_ctx_, n_heads_, head_dim_, n_seqs_;
+  int n_layers_, n_ctx_, n_heads_, head_dim_, n_seqs_, max_run_;
   GgmlType type_;
   size_t row_bytes_;
+  std::vector<int> positions_;        // per layer
+  std::vector<size_t> layer_start_;  // per layer: the byte its rows begin at
   HugeBuffer keys_, values_;
   std::vector<std::vector<int32_t>> tokens_;
 };

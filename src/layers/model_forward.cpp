@@ -42,9 +42,10 @@ void check_finite(const float* v, size_t n, size_t per, const std::vector<int32_
 
 ModelForward::ModelForward(const ModelConfig& config, const ModelWeights& weights, const Shard& shard,
                            int n_ctx, ThreadPool& pool, ShardSync& sync, GgmlType kv_type, int n_seqs,
-                           const Kernels& kern)
+                           const Kernels& kern, int max_run)
     : config_(config), weights_(weights), kern_(kern), shard_(shard), pool_(pool), sync_(sync),
-      cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size()), int(config.head_dim), kv_type, n_seqs),
+      cache_(int(config.n_layers), n_ctx, int(shard.kv_heads.size()), int(config.head_dim), kv_type, n_seqs,
+             config.layer_windows(), max_run),
       rope_(config),
       n_q_local_(int(shard.q_heads.size())),
       n_kv_local_(int(shard.kv_heads.size())) {}
@@ -88,8 +89,55 @@ void ModelForward::check(const Batch& batch) const {
   }
 }
 
-// One page: embed, then per layer x += attention(x), x += ffn(x), then the logits.
 const std::vector<float>& ModelForward::forward(const Batch& batch) {
+  check(batch);
+  for (const BatchRun& r : runs_of(batch))
+    if (!cache_.resumable(r.seq, r.pos)) refeed(r.seq, r.pos);
+  // Each sequence's tokens (at consecutive positions, in batch order) in passes of max_run: pass
+  // k holds every sequence's k-th stretch.
+  const int limit = cache_.max_run();
+  std::vector<std::vector<int>> of_seq(size_t(cache_.n_seqs()));
+  for (int b = 0; b < batch.size(); ++b) of_seq[size_t(batch.seqs[size_t(b)])].push_back(b);
+  size_t passes = 1;
+  for (const std::vector<int>& tokens : of_seq) passes = std::max(passes, (tokens.size() + limit - 1) / size_t(limit));
+  if (passes == 1) return forward_pass(batch);
+  std::vector<int> row_of(size_t(batch.size()), -1);  // each wanted row's place in the output
+  int rows = 0;
+  for (int b = 0; b < batch.size(); ++b)
+    if (batch.logits[size_t(b)]) row_of[size_t(b)] = rows++;
+  const size_t vocab = shard_.vocab.size();
+  split_logits_.assign(size_t(rows) * vocab, 0.0f);
+  for (size_t k = 0; k < passes; ++k) {
+    Batch pass;
+    std::vector<int> from;
+    for (const std::vector<int>& tokens : of_seq)
+      for (size_t i = k * limit; i < std::min(tokens.size(), (k + 1) * limit); ++i) {
+        const size_t b = size_t(tokens[i]);
+        pass.add(batch.tokens[b], batch.seqs[b], batch.positions[b], batch.logits[b]);
+        from.push_back(int(b));
+      }
+    if (pass.size() == 0) continue;
+    const std::vector<float>& out = forward_pass(pass);
+    size_t row = 0;
+    for (size_t i = 0; i < from.size(); ++i)
+      if (pass.logits[i]) {
+        std::copy_n(out.begin() + ptrdiff_t(row++ * vocab), vocab,
+                    split_logits_.begin() + ptrdiff_t(size_t(row_of[size_t(from[i])]) * vocab));
+      }
+  }
+  return split_logits_;
+}
+
+void ModelForward::refeed(int seq, int n) {
+  const std::vector<int32_t> tokens(cache_.tokens(seq).begin(), cache_.tokens(seq).begin() + n);
+  for (int pos = 0; pos < n; pos += cache_.max_run()) {
+    const int count = std::min(cache_.max_run(), n - pos);
+    forward_pass(Batch::run(tokens.data() + pos, count, pos, LogitsFor::None, seq));
+  }
+}
+
+// One pass: embed, then per layer x += attention(x), x += ffn(x), then the logits.
+const std::vector<float>& ModelForward::forward_pass(const Batch& batch) {
   check(batch);
   const std::vector<BatchRun> runs = runs_of(batch);
   // What the slots held from each sequence's first position on is forgotten now: a failure below

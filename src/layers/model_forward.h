@@ -23,16 +23,20 @@ class ThreadPool;
 class ModelForward {
  public:
   // kv_type: the KV cache's type (F32, the exact path; F16 or Q8_0, smaller: KvCache); n_seqs
-  // slots of n_ctx positions; kern: the kernels (the process's backend unless a test names one).
+  // slots of n_ctx positions; kern: the kernels (the process's backend unless a test names one);
+  // max_run: the most tokens of one sequence a pass stores before it attends (0: n_ctx), which
+  // sizes a sliding-window layer's ring (kv_cache.h). A longer run still works: it goes in passes.
   ModelForward(const ModelConfig& config, const ModelWeights& weights, const Shard& shard, int n_ctx,
                ThreadPool& pool, ShardSync& sync, GgmlType kv_type = GgmlType::F32, int n_seqs = 1,
-               const Kernels& kern = kernels());
+               const Kernels& kern = kernels(), int max_run = 0);
 
   // Feeds the batch: every token's keys and values enter its slot at its position (positions the
   // slot held from a sequence's first token in the batch on are forgotten first). Returns the
   // logits of this shard's vocabulary rows for the tokens whose logits the batch wants, in batch
   // order: rows of shard.vocab.size() floats. Throws r1pi::Error for a batch check() refuses, or
-  // for weights that give NaN or inf.
+  // for weights that give NaN or inf. A sequence whose slot cannot continue where it does (a ring
+  // overwrote the window before it: KvCache::resumable) is fed again from its start first; each
+  // token's bytes are those of any other way of feeding it.
   const std::vector<float>& forward(const Batch& batch);
   // Throws r1pi::Error naming the problem when the batch cannot run: empty, a token outside the
   // vocabulary, a slot that does not exist, positions outside the context, or a sequence whose
@@ -54,6 +58,10 @@ class ModelForward {
 
  private:
   void resize(int B);
+  // One pass over the batch, its runs no longer than the cache's max_run.
+  const std::vector<float>& forward_pass(const Batch& batch);
+  // Feeds slot seq's tokens 0 .. n - 1 again, without logits.
+  void refeed(int seq, int n);
   // x += the block's output (the ranks' partial sums combined), checked finite first.
   void attention_block(uint32_t layer, const LayerWeights& L, const Batch& batch, const std::vector<BatchRun>& runs);
   void ffn_block(uint32_t layer, const LayerWeights& L, const Batch& batch);
@@ -77,6 +85,7 @@ class ModelForward {
   int n_q_local_, n_kv_local_;
   // Scratch for B tokens, resized on demand.
   std::vector<float> x_, xb_, query_, key_, value_, att_, delta_, gate_, up_, logits_;
+  std::vector<float> split_logits_;  // a batch fed in several passes: its rows in batch order
   LinearInput in_;
   // Mixture of experts: router outputs, each token's chosen experts, and the (token, choice)
   // pairs grouped by expert: their rows of the inputs, gated activations and outputs.

@@ -56,6 +56,11 @@ struct ModelConfig {
   uint32_t window_of(uint32_t layer) const {
     return sliding_window && swa_period && layer % swa_period == 0 ? sliding_window : 0;
   }
+  std::vector<int> layer_windows() const {  // window_of each layer, for the KV cache
+    std::vector<int> windows;
+    for (uint32_t l = 0; l < n_layers; ++l) windows.push_back(int(window_of(l)));
+    return windows;
+  }
   uint32_t kv_dim() const { return n_kv_heads * head_dim; }
 
   // Reads and validates (a known architecture, positive sizes, heads dividing each other, every

@@ -175,7 +175,7 @@ int run_single_rank(const RunOptions& o, const Session& session) {
   ThreadPool pool(o.threads);
   NoSync sync;
   ModelForward forward(model.config, model.weights, model.shard, n_ctx, pool, sync,
-                       kv_cache_type(o.kv_type), o.parallel);
+                       kv_cache_type(o.kv_type), o.parallel, kernels(), o.batch_size);
   LocalTokenSource source(forward);
   print_banner(model, o, n_ctx, pool.size(), 1, load_seconds, forward.kv_cache_bytes());
   const GenerationOptions gen = generation_options(o, model, source, 1, pool.size());

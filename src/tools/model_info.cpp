@@ -11,6 +11,7 @@
 #include "layers/kv_cache.h"
 #include "model/architecture.h"
 #include "model/model_config.h"
+#include "runtime/run_options.h"
 #include "tools/model_maker.h"
 #include "tokenizer/printable_text.h"
 
@@ -71,15 +72,20 @@ void print_config(const GgufFile& file) {
     if (c.n_experts)
       std::printf("  %u experts of %u units, %u per token\n", c.n_experts, c.expert_ffn_dim, c.n_experts_used);
     std::printf("  output: %s\n", c.tied_output ? "tied to token_embd.weight" : "separate output.weight");
-    // r1pi's default context (min(trained, 4096)); with several ranks each holds its KV heads' share.
-    const int n_ctx = int(std::min<uint32_t>(c.n_ctx_train, 4096));
-    std::printf("  KV cache at context %d (--kv-type):", n_ctx);
+    // r1pi's default context (min(trained, 4096)) and prefill batch (the window layers' rings); with
+    // several ranks each holds its KV heads' share.
+    const int n_ctx = int(std::min<uint32_t>(c.n_ctx_train, 4096)), batch = RunOptions{}.batch_size;
+    std::printf("  KV cache at context %d%s (--kv-type):", n_ctx,
+                c.sliding_window ? (", the window layers " + std::to_string(std::min(n_ctx, int(c.sliding_window) + batch - 1)) +
+                                    " positions at -b " + std::to_string(batch)).c_str()
+                                 : "");
     const char* sep = " ";
     for (const KvCacheType& kv : kKvCacheTypes) {
       const GgmlType t = kv.type;
       if (t == GgmlType::Q8_0 && c.head_dim % QK8_0 != 0) continue;
       std::printf("%s%s %s", std::exchange(sep, ", "), kv.name,
-                  human_bytes(KvCache::bytes_for(int(c.n_layers), n_ctx, int(c.n_kv_heads), int(c.head_dim), t)).c_str());
+                  human_bytes(KvCache::bytes_for(int(c.n_layers), n_ctx, int(c.n_kv_heads), int(c.head_dim), t, 1,
+                                                 c.layer_windows(), batch)).c_str());
     }
     std::printf("\n");
   } catch (const Error& e) {

@@ -92,20 +92,20 @@ std::optional<LoadedModel> load_shards(const std::string& path, bool weights_fro
 }
 
 RankEngine::RankEngine(const LoadedModel& model, int n_ctx, int threads, SyncMethod sync_method,
-                       const MpiWorld& world, GgmlType kv_type, int n_seqs)
+                       const MpiWorld& world, GgmlType kv_type, int n_seqs, int max_run)
     : pool(threads),
       sync(sync_method, world.rank(), world.size()),
-      forward(model.config, model.weights, model.shard, n_ctx, pool, sync, kv_type, n_seqs) {}
+      forward(model.config, model.weights, model.shard, n_ctx, pool, sync, kv_type, n_seqs, kernels(), max_run) {}
 
 std::unique_ptr<RankEngine> make_engine(const LoadedModel& model, int n_ctx, int threads,
                                         const std::string& sync_method, const MpiWorld& world,
-                                        GgmlType kv_type, int n_seqs) {
+                                        GgmlType kv_type, int n_seqs, int max_run) {
   const SyncMethod method = resolve_sync_method(sync_method, world, int64_t(model.config.dim));
   // A rank that could not allocate its KV cache must not leave the others waiting for it.
   std::unique_ptr<RankEngine> engine;
   std::string error;
   try {
-    engine = std::make_unique<RankEngine>(model, n_ctx, threads, method, world, kv_type, n_seqs);
+    engine = std::make_unique<RankEngine>(model, n_ctx, threads, method, world, kv_type, n_seqs, max_run);
   } catch (const Error& e) {
     error = e.what();
   } catch (const std::bad_alloc&) {
@@ -134,7 +134,8 @@ int run_distributed(const RunOptions& o, const MpiWorld& world, const Session& s
 
   // ---- every rank's engine; all agree that all have one before any control message ----
   const int n_ctx = context_size(o, model.config);
-  const std::unique_ptr<RankEngine> engine = make_engine(model, n_ctx, o.threads, o.sync, world, kv_cache_type(o.kv_type), o.parallel);
+  const std::unique_ptr<RankEngine> engine =
+      make_engine(model, n_ctx, o.threads, o.sync, world, kv_cache_type(o.kv_type), o.parallel, o.batch_size);
   if (!engine) return 1;
   ThreadPool& pool = engine->pool;
   Q8_0Sync& sync = engine->sync;

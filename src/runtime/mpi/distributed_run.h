@@ -30,15 +30,16 @@ std::optional<LoadedModel> load_shards(const std::string& path, bool weights_fro
 // What one rank computes with: its threads, the partial-sum exchange, the forward pass and KV cache.
 struct RankEngine {
   RankEngine(const LoadedModel& model, int n_ctx, int threads, SyncMethod sync_method, const MpiWorld& world,
-             GgmlType kv_type, int n_seqs);
+             GgmlType kv_type, int n_seqs, int max_run);
   ThreadPool pool;
   Q8_0Sync sync;
   ModelForward forward;
 };
 // Null when any rank could not build its engine (rank 0 printed why). sync_method: --sync's value
-// (auto: timed here, on every rank). kv_type: the KV cache's type (--kv-type; F32 is the exact path); n_seqs: its slots.
+// (auto: timed here, on every rank). kv_type: the KV cache's type (--kv-type; F32 is the exact path); n_seqs: its slots;
+// max_run: ModelForward's (the prefill batch: -b).
 std::unique_ptr<RankEngine> make_engine(const LoadedModel& model, int n_ctx, int threads,
                                         const std::string& sync_method, const MpiWorld& world,
-                                        GgmlType kv_type = GgmlType::F32, int n_seqs = 1);
+                                        GgmlType kv_type = GgmlType::F32, int n_seqs = 1, int max_run = 0);
 
 }  // namespace r1pi
