@@ -31,9 +31,7 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar, std
              : start == ReasoningStart::Opens ? Phase::MayOpen
                                               : Phase::Answer) {
   // Harmony's answer is messages whose headers are control tokens, which the trie leaves out.
-  if (start == ReasoningStart::Harmony)
-    throw Error("constrained output (grammar, json_schema, response_format, a required or named tool_choice) is "
-                "not supported with the harmony format (gpt-oss) yet");
+  if (start == ReasoningStart::Harmony) throw Error("internal error: harmony's constraint is HarmonyConstraint");
 }
 
 bool GrammarConstraint::allowed(TokenMask& mask) const {

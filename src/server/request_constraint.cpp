@@ -5,6 +5,7 @@
 #include <set>
 
 #include "chat/grammar_constraint.h"
+#include "chat/harmony_constraint.h"
 #include "chat/tool_call_bodies.h"
 #include "chat/tool_call_markers.h"
 #include "common/error.h"
@@ -130,6 +131,28 @@ std::string tool_call_gbnf(const ApiRequest& r, const ToolCallFormat& format) {
   return root + "call ::= " + calls + "\n" + rules;
 }
 
+namespace {
+
+// Harmony's constraint: the final channel's message under the grammar or schema, or a message to
+// one of the tools (the named one) whose arguments follow its parameters' schema.
+std::shared_ptr<const TokenConstraint> harmony_constraint(const ApiRequest& r, const Tokenizer& tokenizer,
+                                                          std::shared_ptr<const Grammar> grammar) {
+  std::vector<HarmonyAnswer> answers;
+  if (grammar) answers.push_back({harmony_final_header(), std::move(grammar)});
+  else
+    for (const nlohmann::ordered_json& tool : r.tools) {
+      if (r.tool_choice == ToolChoice::Function && tool_name(tool) != r.tool_choice_name) continue;
+      try {
+        answers.push_back({harmony_call_header(tool_name(tool)), json_schema_grammar(tool_parameters(tool))});
+      } catch (const Error& e) {
+        throw ApiError(400, "'tools' (" + tool_name(tool) + ".parameters): " + e.what());
+      }
+    }
+  return std::make_shared<HarmonyConstraint>(std::move(answers), token_trie_of(tokenizer), harmony_markers(tokenizer));
+}
+
+}  // namespace
+
 std::shared_ptr<const TokenConstraint> request_constraint(const ApiRequest& r, const Tokenizer& tokenizer,
                                                           ReasoningStart start, const ToolCallFormat& format) {
   std::shared_ptr<const Grammar> grammar;
@@ -145,6 +168,9 @@ std::shared_ptr<const TokenConstraint> request_constraint(const ApiRequest& r, c
     } catch (const Error& e) {
       throw ApiError(400, std::string("'response_format' (json_schema): ") + e.what());
     }
+  } else if ((r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Function) &&
+             start == ReasoningStart::Harmony) {
+    return harmony_constraint(r, tokenizer, nullptr);
   } else if (r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Function) {
     const std::string gbnf = tool_call_gbnf(r, format);
     try {
@@ -155,6 +181,7 @@ std::shared_ptr<const TokenConstraint> request_constraint(const ApiRequest& r, c
   } else {
     return nullptr;
   }
+  if (start == ReasoningStart::Harmony) return harmony_constraint(r, tokenizer, grammar);
   return std::make_shared<GrammarConstraint>(grammar, token_trie_of(tokenizer), start);
 }
 

@@ -7,8 +7,10 @@
 # --spec, and with RANKS 2 two ranks under mpirun (--parallel 2 --spec), compared with the CLI on
 # as many ranks; for stories also one with Gemma 2's template (its raise_exception).
 # tool_calls_client.mjs: tool calls on the one-slot server, in the syntax of the model's template,
-# and for qwen3 also on a server with Qwen3-Coder's template (its XML calls). Every server must
-# then stop cleanly on SIGTERM.
+# and for qwen3 also on a server with Qwen3-Coder's template (its XML calls). KIND gpt-oss (random
+# weights, tiny preset, o200k_harmony from O200K_TOKENIZER, the harmony template) runs only the
+# tool calls, on the one-slot server: a random model's free analysis would run the constrained
+# checks of agents_client.mjs to their token limit. Every server must then stop cleanly on SIGTERM.
 source "$(dirname "$0")/lib.sh"
 kind=${1:?usage: run_agents.sh KIND RANKS} ranks=${2:?usage: run_agents.sh KIND RANKS}
 "$R1PI_SOURCE_DIR/tests/server/npm_install.sh" "$NPM_DIR" || die "npm install failed"  # a no-op after server_npm
@@ -24,7 +26,8 @@ case "$kind" in  # the model, and the syntax its template's calls are written in
   llama) model=(-m "$(make_random llama "$R1PI_SHARED_DATA/llama3-tokenizer.json")"
                 --chat-template-file "$templates/meta-llama-Llama-3.1-8B-Instruct.jinja") syntax=llama3 ;;
   stories) model=(-m "$(make_model stories)") syntax=generic ;;
-  *) die "unknown kind $kind (qwen3, llama or stories)" ;;
+  gpt-oss) model=(-m "$(make_random gpt-oss "${O200K_TOKENIZER:?}")") syntax=harmony ;;
+  *) die "unknown kind $kind (qwen3, llama, stories or gpt-oss)" ;;
 esac
 key=agents-key-$$
 printf '1 1\n16 1\n' >"$SCRATCH/flat-cost.txt"  # every draft the history offers is tried
@@ -35,6 +38,13 @@ serve() {  # serve NAME NP ARGS...: sets the URL of the server started
 }
 serve solo 1
 solo=http://127.0.0.1:$PORT
+if [ "$kind" = gpt-oss ]; then
+  URL=$solo SYNTAX=$syntax LABEL="$syntax calls" API_KEY=$key KIND=$kind \
+    timeout 300 node "$(node_script tool_calls_client.mjs agents_common.mjs)" || die "the tool calls client checks failed"
+  stop_and_check solo 1
+  echo "PASS: $TEST_NAME: $kind, its server stopped cleanly"
+  exit 0
+fi
 serve par 1 --parallel 2
 par=http://127.0.0.1:$PORT
 serve spec 1 --spec --spec-cost "$SCRATCH/flat-cost.txt"

@@ -12,11 +12,13 @@
 #include "chat/chat_command.h"
 #include "chat/chat_template.h"
 #include "chat/grammar_constraint.h"
+#include "chat/harmony_constraint.h"
 #include "chat/reasoning_split.h"
 #include "chat/tool_call_format.h"
 #include "chat/tool_call_parser.h"
 #include "grammar/gbnf_parser.h"
 #include "grammar/grammar_test_support.h"
+#include "grammar/json_schema_grammar.h"
 #include "runtime/stop_strings.h"
 #include "server/api_error.h"
 #include "server/api_request.h"
@@ -222,12 +224,89 @@ TEST(ChatTemplate, HarmonyAsItsTemplateWritesIt) {
   EXPECT_TRUE(known_reasoning_effort("low") && !known_reasoning_effort("max"));
 }
 
-// A constrained answer cannot yet be put on harmony's final channel: refused, never ignored.
-TEST(ChatTemplate, HarmonyRefusesAConstraintClearly) {
-  const std::string e = test::error_of([] {
-    GrammarConstraint c(parse_gbnf("root ::= \"a\""), nullptr, ReasoningStart::Harmony);
-  });
-  EXPECT_NE(e.find("not supported with the harmony format (gpt-oss) yet"), std::string::npos) << e;
+// ---- harmony's constraint, on a vocabulary of its markers (control tokens: no bytes), the header
+// words and every printable ASCII character ----
+struct HarmonyVocab {
+  enum : int32_t { Channel, Message, Start, End, Return, Call, Analysis, Final, Commentary, To, GetWeather, Assistant };
+  std::vector<std::string> bytes = {"", "", "", "", "", "", "analysis", "final", "commentary", " to=functions.",
+                                    "get_weather", "assistant"};
+  std::shared_ptr<const TokenTrie> trie;
+  HarmonyMarkers markers = {{Channel, "<|channel|>"}, {Message, "<|message|>"}, {Start, "<|start|>"}, {End, "<|end|>"}};
+  HarmonyVocab() {
+    for (char c = 32; c < 127; ++c) bytes.push_back(std::string(1, c));
+    trie = std::make_shared<const TokenTrie>(bytes, std::vector<int32_t>{Return, Call});
+  }
+  int32_t ch(char c) const { return int32_t(Assistant + 1 + (c - 32)); }
+};
+
+const nlohmann::ordered_json kCitySchema = {{"type", "object"},
+                                            {"properties", {{"city", {{"enum", {"Oslo", "Rome"}}}}}},
+                                            {"required", {"city"}},
+                                            {"additionalProperties", false}};
+
+// Feeds ids, each of which must be allowed, the mask agreeing with allows() on every id.
+void expect_follows(HarmonyConstraint& c, const HarmonyVocab& v, const std::vector<int32_t>& ids) {
+  for (int32_t id : ids) {
+    TokenMask mask;
+    ASSERT_TRUE(c.allowed(mask));
+    for (int32_t other = 0; other < v.trie->n_vocab() && !mask.empty(); ++other)
+      ASSERT_EQ(mask_allows(mask, other), c.allows(other)) << other;
+    ASSERT_TRUE(c.allows(id)) << "refused " << id << " after " << c.describe();
+    c.accept(id);
+  }
+}
+
+std::vector<int32_t> spelled(const HarmonyVocab& v, const std::string& text) {
+  std::vector<int32_t> ids;
+  for (char c : text) ids.push_back(v.ch(c));
+  return ids;
+}
+
+// A schema on the final channel: the analysis stays free (even a stop token there), the header
+// must be the final channel's, then the schema, then a stop token only where it may end.
+TEST(HarmonyConstraint, AnalysisFreeThenTheFinalChannelUnderTheSchema) {
+  using V = HarmonyVocab;
+  const V v;
+  HarmonyConstraint c({{harmony_final_header(), json_schema_grammar(kCitySchema)}}, v.trie, v.markers);
+  EXPECT_FALSE(c.allows(V::Final));  // a header opens with <|channel|>
+  expect_follows(c, v, {V::Channel});
+  EXPECT_FALSE(c.allows(V::Commentary));
+  EXPECT_FALSE(c.allows(V::Return));
+  expect_follows(c, v, {V::Analysis, V::Message});
+  EXPECT_TRUE(c.allows(V::Return) && c.allows(V::Commentary));  // free
+  expect_follows(c, v, {V::Commentary, v.ch('x'), V::End});
+  EXPECT_FALSE(c.allows(V::Channel));  // the next message starts with <|start|>assistant
+  expect_follows(c, v, {V::Start, V::Assistant, V::Channel});
+  HarmonyConstraint before_final = c;  // a copy moves on its own (a draft's check)
+  expect_follows(c, v, {V::Final, V::Message});
+  EXPECT_FALSE(c.allows(v.ch('x')));
+  expect_follows(c, v, spelled(v, "{\"city\":\"Rome\""));
+  EXPECT_FALSE(c.allows(V::Return));
+  expect_follows(c, v, {v.ch('}')});
+  EXPECT_TRUE(c.allows(V::Return) && c.allows(V::Call));
+  EXPECT_FALSE(before_final.allows(v.ch('{')));
+  EXPECT_TRUE(before_final.allows(V::Final));
+}
+
+// A forced call: the header is a message to one of the functions, then its parameters' schema.
+TEST(HarmonyConstraint, ForcedCallIsAMessageToTheFunction) {
+  using V = HarmonyVocab;
+  const V v;
+  HarmonyConstraint c({{harmony_call_header("get_weather"), json_schema_grammar(kCitySchema)}}, v.trie, v.markers);
+  expect_follows(c, v, {V::Channel});
+  EXPECT_FALSE(c.allows(V::Final));
+  expect_follows(c, v, {V::Commentary, V::To});
+  EXPECT_FALSE(c.allows(V::Message));
+  expect_follows(c, v, {V::GetWeather, V::Message});
+  expect_follows(c, v, spelled(v, "{\"city\":\"Oslo\"}"));
+  EXPECT_TRUE(c.allows(V::Call));
+  // What it wrote is what HarmonySplit passes on and the harmony parser reads as the call.
+  const ParsedOutput out = parse_tool_calls(tool_call_format_named("harmony"),
+                                            split_all({harmony_call_header("get_weather") + "{\"city\":\"Oslo\"}"},
+                                                      ReasoningStart::Harmony).content);
+  ASSERT_EQ(out.tool_calls.size(), 1u);
+  EXPECT_EQ(out.tool_calls[0].arguments, R"({"city":"Oslo"})");
+  EXPECT_THROW(HarmonyConstraint({}, v.trie, v.markers), std::exception);
 }
 
 // writes BOS as text where r1pi's tokenizer adds it: the case names the text to put in front.

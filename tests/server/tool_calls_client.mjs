@@ -4,7 +4,8 @@
 // parse and its arguments validate with ajv. Run by run_agents.sh:
 //   URL     the server, started with --api-key $API_KEY
 //   SYNTAX  how its template's model writes calls (src/chat/tool_call_format.cpp's formats):
-//           hermes, qwen3-coder, generic or llama3 (one call at a time)
+//           hermes, qwen3-coder, generic, or one call at a time: llama3 (whose template refuses two
+//           in a turn of the history) or harmony (which writes each as a message of its own)
 //   LABEL   what the PASS:/FAIL: lines call the server
 // Prints PASS:/FAIL: lines; exits 1 when a check failed.
 import OpenAI from "openai";
@@ -124,16 +125,23 @@ if (twoCalls) {
     assert.equal(next.object, "chat.completion");
   });
 } else {
-  await check(named("openai: a format of one call at a time gives one call, and refuses two in the history"), async () => {
+  await check(named("openai: a format of one call at a time gives one call; two in the history as the template takes them"), async () => {
     const choice = (await openai.chat.completions.create({ ...forced, parallel_tool_calls: true })).choices[0];
     assert.equal(choice.finish_reason, "tool_calls", JSON.stringify(choice.message));
     const calls = callsOf(choice.message);
     assert.equal(calls.length, 1, JSON.stringify(calls));
     validCalls(calls);
     const two = [0, 1].map(i => ({ id: `call_${i}`, type: "function", function: { name: "get_time", arguments: '{"zone": "UTC", "military": true}' } }));
-    const res = await post(URL, "/v1/chat/completions", { messages: [...ask, { role: "assistant", content: null, tool_calls: two },
-                                                                     ...twoResults(two)], tools, max_tokens: 4 });
+    const messages = [...ask, { role: "assistant", content: null, tool_calls: two }, ...twoResults(two)];
+    const res = await post(URL, "/v1/chat/completions", { messages, tools, max_tokens: 4 });
     const answer = await res.json();
+    if (SYNTAX === "harmony") {  // each call a message, each result after its own
+      assert.equal(res.status, 200, JSON.stringify(answer));
+      const { prompt } = await postJson(URL, "/apply-template", { messages, tools });
+      assert.equal(prompt.split("<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>").length, 3, prompt);
+      for (const text of ["result 1 of get_time", "result 2 of get_time"]) assert.ok(prompt.includes(text), prompt);
+      return;
+    }
     assert.equal(res.status, 400, JSON.stringify(answer));
     assert.match(answer.error.message, /single tool-calls/);  // Llama 3.1's template refuses them
   });
@@ -202,7 +210,7 @@ await check(named("@anthropic-ai/sdk: two tool_use blocks and their two tool_res
                            { role: "user", content: uses.map(u => ({ type: "tool_result", tool_use_id: u.id, content: answer })) }];
   const messages = turns("sunny");
   const body = { model: KIND, max_tokens: 8, temperature: 0, tools: anthropicTools, messages };
-  if (!twoCalls) {  // Llama 3.1's template refuses two calls in one turn: a 400 with its message
+  if (SYNTAX === "llama3") {  // Llama 3.1's template refuses two calls in one turn: a 400 with its message
     await assert.rejects(() => anthropic.messages.create(body), e => e.status === 400 && /single tool-calls/.test(e.message));
     return;
   }
