@@ -8,9 +8,9 @@
 # as many ranks; for stories also one with Gemma 2's template (its raise_exception).
 # tool_calls_client.mjs: tool calls on the one-slot server, in the syntax of the model's template,
 # and for qwen3 also on a server with Qwen3-Coder's template (its XML calls). KIND gpt-oss (random
-# weights, tiny preset, o200k_harmony from O200K_TOKENIZER, the harmony template) runs only the
-# tool calls, on the one-slot server: a random model's free analysis would run the constrained
-# checks of agents_client.mjs to their token limit. Every server must then stop cleanly on SIGTERM.
+# weights, tiny preset, o200k_harmony from O200K_TOKENIZER) runs only the tool calls, on a server
+# with r1pi's harmony template and one with gpt-oss's own: a random model's free analysis would
+# run the constrained checks of agents_client.mjs to their token limit. Every server must then stop cleanly on SIGTERM.
 source "$(dirname "$0")/lib.sh"
 kind=${1:?usage: run_agents.sh KIND RANKS} ranks=${2:?usage: run_agents.sh KIND RANKS}
 "$R1PI_SOURCE_DIR/tests/server/npm_install.sh" "$NPM_DIR" || die "npm install failed"  # a no-op after server_npm
@@ -38,11 +38,16 @@ serve() {  # serve NAME NP ARGS...: sets the URL of the server started
 }
 serve solo 1
 solo=http://127.0.0.1:$PORT
-if [ "$kind" = gpt-oss ]; then
-  URL=$solo SYNTAX=$syntax LABEL="$syntax calls" API_KEY=$key KIND=$kind \
-    timeout 300 node "$(node_script tool_calls_client.mjs agents_common.mjs)" || die "the tool calls client checks failed"
+if [ "$kind" = gpt-oss ]; then  # r1pi's harmony template, then gpt-oss's own through the Jinja engine
+  tool_calls=$(node_script tool_calls_client.mjs agents_common.mjs)
+  URL=$solo SYNTAX=$syntax LABEL="$syntax calls" API_KEY=$key KIND=$kind timeout 300 node "$tool_calls" ||
+    die "the tool calls client checks failed"
+  start_server own 1 "${model[@]}" --chat-template-file "$templates/openai-gpt-oss-120b.jinja" --api-key "$key"
+  URL=http://127.0.0.1:$PORT SYNTAX=$syntax LABEL="gpt-oss's template" API_KEY=$key KIND=$kind \
+    timeout 300 node "$tool_calls" || die "the tool calls client checks failed on gpt-oss's template"
+  stop_and_check own 1
   stop_and_check solo 1
-  echo "PASS: $TEST_NAME: $kind, its server stopped cleanly"
+  echo "PASS: $TEST_NAME: $kind, its two servers stopped cleanly"
   exit 0
 fi
 serve par 1 --parallel 2
