@@ -24,6 +24,8 @@
 #include "model/model_config.h"
 #include "model/model_loader.h"
 #include "model/shard.h"
+#include "runtime/generator.h"
+#include "runtime/token_source.h"
 #include "test_support.h"
 #include "tools/model_maker.h"
 
@@ -188,6 +190,39 @@ TEST(GptOssForward, WindowRingsGiveTheBytesOfAWholeCache) {
   ASSERT_EQ(got.size(), 6 * v);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(std::memcmp(&got[size_t(i) * v], want[size_t(40 + i)].data(), v * sizeof(float)), 0) << i;
   EXPECT_EQ(std::memcmp(&got[5 * v], want[45].data(), v * sizeof(float)), 0);
+}
+
+// The prompt cache over rings (max_run 4): a prompt that goes on from a slot's end reuses it; one
+// that forks further back than max_run is fed from its start (cached_tokens 0); both answers are
+// those of a cache that keeps every position.
+TEST(GptOssForward, PromptCacheReusesARingOnlyWhereItReachesBack) {
+  const LoadedModel m = two_layer_model("gpt_oss_ring_cache");
+  ThreadPool pool(2);
+  NoSync sync;
+  std::vector<int32_t> conversation(40);
+  for (size_t i = 0; i < conversation.size(); ++i) conversation[i] = int32_t((i * 40503u + 3u) % 512u);
+  GenerationOptions o;
+  o.n_predict = 12;
+  o.reuse_cache = true;
+  o.batch_size = 4;
+  auto answer = [&](TokenSource& source, const std::vector<int32_t>& prompt) {
+    return generate(source, *m.tokenizer, prompt, o, {});
+  };
+  ModelForward ring(m.config, m.weights, m.shard, 128, pool, sync, GgmlType::F32, 1, kernels(), 4);
+  LocalTokenSource source(ring);
+  const GenerationResult first = answer(source, conversation);
+  std::vector<int32_t> on(conversation);  // the first answer, then more
+  on.insert(on.end(), first.generated.begin(), first.generated.end() - 1);
+  on.insert(on.end(), {7, 8, 9});
+  const std::vector<int32_t> fork(conversation.begin(), conversation.begin() + 30);  // 21 back
+  for (const auto& [prompt, cached] : {std::pair{on, int(conversation.size() + first.generated.size() - 1)},
+                                       std::pair{fork, 0}}) {
+    const GenerationResult got = answer(source, prompt);
+    ModelForward whole(m.config, m.weights, m.shard, 128, pool, sync);
+    LocalTokenSource fresh(whole);
+    EXPECT_EQ(got.cached_tokens, cached);
+    EXPECT_EQ(got.generated, answer(fresh, prompt).generated);
+  }
 }
 
 // The file again without some tensors or keys, for the refusals below.

@@ -89,6 +89,7 @@ class FakeTokenSource : public TokenSource {
   int n_seqs() const override { return int(held_.size()); }
   std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
   const std::vector<int32_t>& cached(int seq) const override { return held_[size_t(seq)]; }
+  bool resumable(int, int) const override { return true; }
   void truncate(int seq, int n) override;
   void copy(int src, int dst) override { held_[size_t(dst)] = held_[size_t(src)]; }
   int forwards = 0;

@@ -21,6 +21,11 @@ std::string harmony_call_header(const std::string& name) {
   return std::string(tool_markers::kHarmonyCall) + name + std::string(tool_markers::kHarmonyMessage);
 }
 
+std::vector<std::string> harmony_call_headers(const std::string& name) {
+  return {harmony_call_header(name),
+          std::string(tool_markers::kHarmonyCall) + name + " <|constrain|>json" + std::string(tool_markers::kHarmonyMessage)};
+}
+
 HarmonyMarkers harmony_markers(const Tokenizer& tokenizer) {
   HarmonyMarkers markers;
   const Vocab& v = tokenizer.vocab();
@@ -46,9 +51,17 @@ const std::string& HarmonyConstraint::text(int32_t id) const {
 bool HarmonyConstraint::fits_header(int32_t id) const {
   if (trie_->is_eog(id) || text(id).empty()) return false;
   const std::string so_far = tail_ + text(id);
-  auto begins = [&](std::string_view header) { return header.starts_with(so_far); };
-  return begins(prefix_ + std::string(kAnalysis)) ||
-         std::ranges::any_of(answers_, [&](const HarmonyAnswer& a) { return begins(prefix_ + a.header); });
+  // A token may also end a header and go on: past the analysis's header anything, past an
+  // answer's what its grammar allows (markers spelled in text can merge with what follows).
+  auto fits = [&](const std::string& header, const std::shared_ptr<const Grammar>& grammar) {
+    if (header.starts_with(so_far)) return true;
+    if (!so_far.starts_with(header)) return false;
+    if (!grammar) return true;
+    GrammarState state(grammar);
+    return state.accept(std::string_view(so_far).substr(header.size()));
+  };
+  return fits(prefix_ + std::string(kAnalysis), nullptr) ||
+         std::ranges::any_of(answers_, [&](const HarmonyAnswer& a) { return fits(prefix_ + a.header, a.grammar); });
 }
 
 bool HarmonyConstraint::allowed(TokenMask& mask) const {
@@ -77,36 +90,38 @@ void HarmonyConstraint::accept(int32_t id) {
   const std::string& t = text(id);
   written_ += t;
   if (written_.size() > 48) written_.erase(0, written_.size() - 48);
-  switch (phase_) {
-    case Phase::Analysis:
-      tail_ += t;
-      if (tail_.find(kEnd) != std::string::npos) {
-        phase_ = Phase::Header;
-        prefix_ = kNext;
-        tail_.clear();
-      } else if (tail_.size() > kEnd.size()) {
-        tail_.erase(0, tail_.size() - kEnd.size());
-      }
-      return;
-    case Phase::Header:
-      tail_ += t;
-      if (tail_ == prefix_ + std::string(kAnalysis)) {
-        phase_ = Phase::Analysis;
-        tail_.clear();
-        return;
-      }
-      for (const HarmonyAnswer& a : answers_)
-        if (tail_ == prefix_ + a.header) {
-          phase_ = Phase::Answer;
-          state_.emplace(a.grammar);
-          return;
-        }
-      return;
-    case Phase::Answer:
-      if (!accept_token(*state_, *trie_, id))
-        throw Error("internal error: the grammar refused token " + std::to_string(id) + " that its mask allowed");
-      return;
+  if (phase_ == Phase::Answer) {
+    if (!accept_token(*state_, *trie_, id))
+      throw Error("internal error: the grammar refused token " + std::to_string(id) + " that its mask allowed");
+    return;
   }
+  tail_ += t;
+  if (phase_ == Phase::Analysis) {
+    const size_t end = tail_.find(kEnd);
+    if (end == std::string::npos) {
+      if (tail_.size() > kEnd.size()) tail_.erase(0, tail_.size() - kEnd.size());
+      return;
+    }
+    phase_ = Phase::Header;  // what the token wrote past "<|end|>" begins the next header
+    prefix_ = kNext;
+    tail_.erase(0, end + kEnd.size());
+    return;
+  }
+  // Header: once one is whole, what the token wrote past it belongs to the next phase.
+  if (const std::string analysis = prefix_ + std::string(kAnalysis); tail_.starts_with(analysis)) {
+    phase_ = Phase::Analysis;
+    tail_.erase(0, analysis.size());
+    return;
+  }
+  for (const HarmonyAnswer& a : answers_)
+    if (const std::string header = prefix_ + a.header; tail_.starts_with(header)) {
+      phase_ = Phase::Answer;
+      state_.emplace(a.grammar);
+      if (!state_->accept(std::string_view(tail_).substr(header.size())))
+        throw Error("internal error: the grammar refused text that the header's mask allowed");
+      tail_.clear();
+      return;
+    }
 }
 
 std::string HarmonyConstraint::describe() const {

@@ -26,9 +26,11 @@ struct HarmonyAnswer {
   std::shared_ptr<const Grammar> grammar;
 };
 
-// The header of the final channel's message, and of a call to function name.
+// The header of the final channel's message; those of a call to function name: without a content
+// type (as HarmonySplit passes calls on) and with gpt-oss's usual " <|constrain|>json".
 std::string harmony_final_header();
 std::string harmony_call_header(const std::string& name);
+std::vector<std::string> harmony_call_headers(const std::string& name);
 
 // Harmony's control tokens a header or the analysis's end is made of, with their text.
 using HarmonyMarkers = std::vector<std::pair<int32_t, std::string>>;

@@ -86,6 +86,8 @@ GenerationResult generate(TokenSource& model, const Tokenizer& tokenizer,
     const std::vector<int32_t>& held = model.cached(seq);
     const size_t common = size_t(std::mismatch(held.begin(), held.end(), prompt.begin(), prompt.end()).first - held.begin());
     result.cached_tokens = int(std::min(common, prompt.size() - 1));
+    // A slot whose window rings no longer reach back there is fed again from its start.
+    if (!model.resumable(seq, result.cached_tokens)) result.cached_tokens = 0;
   }
   int32_t token = -1;
   for (int pos = result.cached_tokens; pos < n_prompt; pos += batch) {

@@ -43,6 +43,7 @@ class TimedTokenSource final : public TokenSource {
   std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
   std::vector<float> logits(const Batch& batch) override;
   const std::vector<int32_t>& cached(int seq) const override { return inner_.cached(seq); }
+  bool resumable(int seq, int n) const override { return inner_.resumable(seq, n); }
   void truncate(int seq, int n) override { inner_.truncate(seq, n); }
   void copy(int src, int dst) override { inner_.copy(src, dst); }
 

@@ -29,6 +29,9 @@ class TokenSource {
   // What slot seq holds: the tokens at positions 0 .. n - 1 (a prompt that begins with them need
   // not feed them again).
   virtual const std::vector<int32_t>& cached(int seq) const = 0;
+  // Whether slot seq can go on at position n (n <= what it holds) without being fed again from its
+  // start, which the forward then does (a window layer's ring: KvCache::resumable).
+  virtual bool resumable(int seq, int n) const = 0;
   // Slot seq forgets positions n and later (n = 0 frees it for another sequence).
   virtual void truncate(int seq, int n) = 0;
   // Slot dst holds what slot src holds (a prompt cache shared across slots).
@@ -48,6 +51,7 @@ class LocalTokenSource final : public TokenSource {
   std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
   std::vector<float> logits(const Batch& batch) override { return model_.forward(batch); }
   const std::vector<int32_t>& cached(int seq) const override { return model_.cache().tokens(seq); }
+  bool resumable(int seq, int n) const override { return model_.cache().resumable(seq, n); }
   void truncate(int seq, int n) override { model_.cache().truncate(seq, n); }
   void copy(int src, int dst) override { model_.cache().copy(src, dst); }
 

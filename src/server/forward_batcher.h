@@ -81,6 +81,7 @@ class SlotSource final : public TokenSource {
   std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
   // Its own slot only: the engine changes other slots meanwhile, never this one between its calls.
   const std::vector<int32_t>& cached(int seq) const override { return engine_.cached(seq); }
+  bool resumable(int seq, int n) const override { return engine_.resumable(seq, n); }
   void truncate(int seq, int n) override { batcher_.truncate(seq, n); }
   void copy(int src, int dst) override { batcher_.copy(src, dst); }
 

@@ -143,7 +143,8 @@ std::shared_ptr<const TokenConstraint> harmony_constraint(const ApiRequest& r, c
     for (const nlohmann::ordered_json& tool : r.tools) {
       if (r.tool_choice == ToolChoice::Function && tool_name(tool) != r.tool_choice_name) continue;
       try {
-        answers.push_back({harmony_call_header(tool_name(tool)), json_schema_grammar(tool_parameters(tool))});
+        const std::shared_ptr<const Grammar> arguments = json_schema_grammar(tool_parameters(tool));
+        for (const std::string& header : harmony_call_headers(tool_name(tool))) answers.push_back({header, arguments});
       } catch (const Error& e) {
         throw ApiError(400, "'tools' (" + tool_name(tool) + ".parameters): " + e.what());
       }

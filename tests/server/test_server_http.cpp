@@ -283,11 +283,34 @@ TEST(ServerHttp, HarmonyCallBecomesToolCalls) {
   }
   EXPECT_EQ(name, "get_weather");
   EXPECT_EQ(arguments, R"({"city":"Oslo"})");
-  // A forced call cannot be constrained on harmony's channels: a 400 that says so.
+  // Under a forced call the preamble is refused (the answer is the call): a 500 naming where.
   auto forced = cli.Post("/v1/chat/completions", request + R"(, "tool_choice": "required"})", "application/json");
   ASSERT_TRUE(forced);
-  EXPECT_EQ(forced->status, 400);
-  EXPECT_NE(forced->body.find("harmony format"), std::string::npos) << forced->body;
+  EXPECT_EQ(forced->status, 500);
+  EXPECT_NE(forced->body.find("the grammar allows no token after"), std::string::npos) << forced->body;
+}
+
+// A forced call the model writes as harmony's constraint wants it: after its analysis, a message
+// to the function with gpt-oss's usual content type.
+TEST(ServerHttp, HarmonyForcedCallFollowsTheConstraint) {
+  ServeOptions options;
+  options.chat.template_name = "harmony";
+  const std::string answer =
+      "<|channel|>analysis<|message|>Call it.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather "
+      "<|constrain|>json<|message|>{\"city\": \"Oslo\"}";
+  ScriptedServer server(deepseek().encode(answer, false, false), options);
+  httplib::Client cli = server.client();
+  auto forced = cli.Post("/v1/chat/completions",
+                         R"({"messages": [{"role": "user", "content": "Weather?"}], "temperature": 0, "tool_choice": )"
+                         R"("required", "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": )"
+                         R"({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]})",
+                         "application/json");
+  ASSERT_TRUE(forced);
+  ASSERT_EQ(forced->status, 200) << forced->body;
+  const json message = json::parse(forced->body)["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "Call it.");
+  ASSERT_EQ(message["tool_calls"].size(), 1u) << forced->body;
+  EXPECT_EQ(message["tool_calls"][0]["function"]["arguments"], R"({"city":"Oslo"})");
 }
 
 TEST(ServerHttp, ReasoningFormatNoneAndCompletionsKeepTheWholeText) {

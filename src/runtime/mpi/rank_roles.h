@@ -56,6 +56,7 @@ class RootTokenSource final : public TokenSource {
   std::vector<int32_t> forward(const Batch& batch, const std::vector<const Sampler*>& samplers) override;
   std::vector<float> logits(const Batch& batch) override;
   const std::vector<int32_t>& cached(int seq) const override { return model_.cache().tokens(seq); }
+  bool resumable(int seq, int n) const override { return model_.cache().resumable(seq, n); }
   void truncate(int seq, int n) override;
   void copy(int src, int dst) override;
   // Sends the other ranks out of their loop; status 1 tells them rank 0 failed.
