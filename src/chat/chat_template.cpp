@@ -52,19 +52,29 @@ constexpr TemplateRow kTemplates[] = {
      }},
     {ChatTemplate::DeepSeekR1, "deepseek-r1", {"<｜Assistant｜>"}, "<｜end▁of▁sentence｜>", ReasoningStart::Inside,
      kNoToolTurns,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_deepseek_r1(m, thinking); }},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) {
+       return render_deepseek_r1(m, thinking);
+     }},
     {ChatTemplate::Llama3, "llama3", {"<|start_header_id|>"}, "<|eot_id|>", ReasoningStart::None,
      kNoToolTurns,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_llama3(m, thinking); }},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) {
+       return render_llama3(m, thinking);
+     }},
     {ChatTemplate::Qwen3, "qwen3", {"<|im_start|>", "<think>"}, "<|im_end|>", ReasoningStart::Opens,
      kNoToolTurns,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_chatml(kQwen3, m, thinking); }},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) {
+       return render_chatml(kQwen3, m, thinking);
+     }},
     {ChatTemplate::Qwen25, "qwen2.5", {"<|im_start|>", kQwen25.default_system}, "<|im_end|>", ReasoningStart::None,
      kNoToolTurns,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_chatml(kQwen25, m, thinking); }},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) {
+       return render_chatml(kQwen25, m, thinking);
+     }},
     {ChatTemplate::ChatML, "chatml", {"<|im_start|>"}, "<|im_end|>", ReasoningStart::None,
      kNoToolTurns,
-     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) { return render_chatml(kChatML, m, thinking); }},
+     [](const std::vector<ChatMessage>& m, bool thinking, std::string_view, const nlohmann::ordered_json&) {
+       return render_chatml(kChatML, m, thinking);
+     }},
 };
 
 const TemplateRow& row(ChatTemplate t) {

@@ -22,8 +22,8 @@ std::string harmony_call_header(const std::string& name) {
 }
 
 std::vector<std::string> harmony_call_headers(const std::string& name) {
-  return {harmony_call_header(name),
-          std::string(tool_markers::kHarmonyCall) + name + " <|constrain|>json" + std::string(tool_markers::kHarmonyMessage)};
+  const std::string with_type = std::string(tool_markers::kHarmonyCall) + name + " <|constrain|>json";
+  return {harmony_call_header(name), with_type + std::string(tool_markers::kHarmonyMessage)};
 }
 
 HarmonyMarkers harmony_markers(const Tokenizer& tokenizer) {

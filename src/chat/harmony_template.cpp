@@ -55,8 +55,8 @@ std::string typescript_type(const ordered_json& spec) {
   }
   if (truthy(spec, "oneOf")) {
     // The template means to write "any" for a union with objects, but its flag is set inside a
-    // loop, which Jinja scopes: every union is written out. The template's whitespace, as it renders: " | " then a line break between the variants, a
-    // default after its own indentation.
+    // loop, which Jinja scopes: every union is written out. Its whitespace as it renders: " | "
+    // then a line break between the variants, a default after its own indentation.
     std::string out;
     for (const ordered_json& variant : spec["oneOf"]) {
       out += (out.empty() ? "" : " | \n") + typescript_type(variant);
@@ -112,7 +112,8 @@ std::string harmony_functions_namespace(const ordered_json& tools) {
   for (const ordered_json& tool : tools) {
     tool_parameters(tool);  // throws for a tool without a name
     const ordered_json& f = function_of(tool);
-    if (f.contains("description") && f["description"].is_string()) out += "// " + f["description"].get<std::string>() + "\n";
+    if (f.contains("description") && f["description"].is_string())
+      out += "// " + f["description"].get<std::string>() + "\n";
     out += "type " + f["name"].get<std::string>() + " = ";
     const ordered_json parameters = f.contains("parameters") ? f["parameters"] : ordered_json();
     if (!truthy(parameters, "properties")) {
@@ -171,7 +172,8 @@ std::string render_harmony(const std::vector<ChatMessage>& messages, std::string
       for (size_t j = i + 1; j < messages.size(); ++j)
         answered = answered || (messages[j].role == "assistant" && messages[j].tool_calls.empty());
       const std::string& analysis = m.content.empty() ? m.reasoning_content : m.content;
-      if (!answered && !analysis.empty()) out += "<|start|>assistant<|channel|>analysis<|message|>" + analysis + "<|end|>";
+      if (!answered && !analysis.empty())
+        out += "<|start|>assistant<|channel|>analysis<|message|>" + analysis + "<|end|>";
       // The template writes a turn's first call; harmony writes each call as a message of its own.
       for (const ToolCall& call : m.tool_calls) {
         out += call_text(call);

@@ -90,6 +90,7 @@ void ModelForward::check(const Batch& batch) const {
 }
 
 const std::vector<float>& ModelForward::forward(const Batch& batch) {
+  if (cache_.max_run() >= cache_.n_ctx()) return forward_pass(batch);  // no ring: one pass, as ever
   check(batch);
   for (const BatchRun& r : runs_of(batch))
     if (!cache_.resumable(r.seq, r.pos)) refeed(r.seq, r.pos);

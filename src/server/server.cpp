@@ -141,7 +141,8 @@ void serve_until(TokenSource& source, const Tokenizer& tokenizer, const ServeOpt
       for (int i = 0; i < n_slots; ++i)
         if (slot_scope[size_t(i)] != scope && !source.cached(i).empty()) free[size_t(i)] = false;
     int copy_from = -1;
-    const int slot = choose_slot(held, free, job->prompt, copy_from);
+    const int slot =
+        choose_slot(held, free, job->prompt, copy_from, [&](int i, int n) { return source.resumable(i, n); });
     if (slot_scope[size_t(slot)] != scope) source.truncate(slot, 0);
     slot_scope[size_t(slot)] = scope;
     if (copy_from >= 0) source.copy(copy_from, slot);

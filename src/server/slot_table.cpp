@@ -38,10 +38,11 @@ std::vector<SlotState> SlotTable::states() {
 }
 
 int choose_slot(const std::vector<const std::vector<int32_t>*>& held, const std::vector<bool>& free,
-                const std::vector<int32_t>& prompt, int& copy_from) {
+                const std::vector<int32_t>& prompt, int& copy_from, const std::function<bool(int, int)>& resumable) {
   auto common = [&](size_t i) {
     const std::vector<int32_t>& h = *held[i];
-    return size_t(std::mismatch(h.begin(), h.end(), prompt.begin(), prompt.end()).first - h.begin());
+    const size_t n = size_t(std::mismatch(h.begin(), h.end(), prompt.begin(), prompt.end()).first - h.begin());
+    return !resumable || resumable(int(i), int(n)) ? n : 0;
   };
   int chosen = -1, best = -1;
   size_t chosen_common = 0, best_common = 0;

@@ -2,6 +2,7 @@
 // which slot a new request takes (the prompt cache across slots).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -34,9 +35,11 @@ class SlotTable {
 
 // Where a prompt goes: the free slot whose cache shares the longest beginning with it (ties to the
 // lower slot). copy_from: a slot (busy or not) whose cache shares a longer beginning, to copy into
-// the chosen slot first, or -1. held[i]: slot i's cached tokens; free[i]: slot i takes requests.
-// -1 when no slot is free.
+// the chosen slot first, or -1. held[i]: slot i's cached tokens; free[i]: slot i takes requests;
+// resumable(i, n): whether slot i can go on at position n (TokenSource::resumable: a beginning it
+// cannot go on from counts as none). -1 when no slot is free.
 int choose_slot(const std::vector<const std::vector<int32_t>*>& held, const std::vector<bool>& free,
-                const std::vector<int32_t>& prompt, int& copy_from);
+                const std::vector<int32_t>& prompt, int& copy_from,
+                const std::function<bool(int, int)>& resumable = {});
 
 }  // namespace r1pi

@@ -75,10 +75,11 @@ void print_config(const GgufFile& file) {
     // r1pi's default context (min(trained, 4096)) and prefill batch (the window layers' rings); with
     // several ranks each holds its KV heads' share.
     const int n_ctx = int(std::min<uint32_t>(c.n_ctx_train, 4096)), batch = RunOptions{}.batch_size;
-    std::printf("  KV cache at context %d%s (--kv-type):", n_ctx,
-                c.sliding_window ? (", the window layers " + std::to_string(std::min(n_ctx, int(c.sliding_window) + batch - 1)) +
-                                    " positions at -b " + std::to_string(batch)).c_str()
-                                 : "");
+    const std::string rings =
+        c.sliding_window ? ", the window layers " + std::to_string(std::min(n_ctx, int(c.sliding_window) + batch - 1)) +
+                               " positions at -b " + std::to_string(batch)
+                         : "";
+    std::printf("  KV cache at context %d%s (--kv-type):", n_ctx, rings.c_str());
     const char* sep = " ";
     for (const KvCacheType& kv : kKvCacheTypes) {
       const GgmlType t = kv.type;

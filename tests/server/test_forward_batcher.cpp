@@ -142,6 +142,14 @@ TEST(SlotChoice, LongestBeginningAmongTheFreeSlotsAndCopiesFromABusyOne) {
   EXPECT_EQ(choose_slot({&a, &b, &empty}, {false, true, true}, {7}, copy_from), 1);
   EXPECT_EQ(copy_from, -1);
   EXPECT_EQ(choose_slot({&a, &b}, {false, false}, {1}, copy_from), -1);
+  // A beginning a slot cannot go on from (a window ring's) counts as none: nothing is copied from
+  // slot 0, and with no slot able to go on the first free one is taken.
+  auto only_slot_1 = [](int slot, int n) { return n == 0 || slot == 1; };
+  EXPECT_EQ(choose_slot({&a, &b, &empty}, {false, true, true}, {1, 2, 3, 4, 5}, copy_from, only_slot_1), 1);
+  EXPECT_EQ(copy_from, -1);
+  auto none = [](int, int n) { return n == 0; };
+  EXPECT_EQ(choose_slot({&a, &empty, &b}, {true, true, true}, {1, 2, 3, 4, 5}, copy_from, none), 0);
+  EXPECT_EQ(copy_from, -1);
 }
 
 }  // namespace
