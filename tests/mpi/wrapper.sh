@@ -23,6 +23,7 @@ check "more ranks than cores: yield when idle" "$out" present "--mca mpi_yield_w
 check "-np passed" "$out" present "-np $((cores + 1)) "
 check "binding off by default" "$out" present "--bind-to none"
 check "one machine: shared memory without probing networks" "$out" present "--mca pml ob1"
+check "one machine: a session folder of the job's own" "$out" present "--mca orte_tmpdir_base ${TMPDIR:-/tmp}/r1pi-mpirun-"
 check "program arguments unchanged" "$out" present 'build/r1pi -m m.gguf -p Once\ upon\ a\ time -t 1'
 
 out=$("$w" --dry-run -np 1 build/r1pi -m m.gguf -t 1)
@@ -44,6 +45,7 @@ out=$(R1PI_BACKEND=scalar "$w" --dry-run --hostfile "$hostfile" ./r1pi -m m.gguf
 check "hostfile: one rank per node" "$out" present "--hostfile $hostfile --map-by ppr:1:node"
 check "hostfile: -np left to the hosts" "$out" absent "-np"
 check "hostfile: Open MPI picks the network" "$out" absent "pml"
+check "hostfile: Open MPI's own session folder" "$out" absent "orte_tmpdir_base"
 check "R1PI_* variables exported to the ranks" "$out" present "-x R1PI_BACKEND"
 out=$("$w" --dry-run --hostfile "$hostfile" --bind-to core --map-by node -- ./r1pi -m m.gguf)
 check "explicit --bind-to kept" "$out" present "--bind-to core"
